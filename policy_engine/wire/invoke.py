@@ -1,0 +1,90 @@
+"""Params and results of ``interceptors/list`` and ``interceptor/invoke``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ._base import InterceptorType, Phase, Severity, WireModel
+from .descriptor import InterceptorDescriptor
+
+
+class ListInterceptorsParams(WireModel):
+    event: str | None = None
+
+
+class ListInterceptorsResult(WireModel):
+    interceptors: list[InterceptorDescriptor]
+
+
+class Principal(WireModel):
+    type: Literal["user", "service", "anonymous"]
+    id: str | None = None
+    claims: dict[str, Any] | None = None
+
+
+class InvocationContext(WireModel):
+    """Who is asking and where in a trace. ``timestamp`` is required by the SEP
+    text but some peers omit it (the conformance fixtures send only
+    ``sessionId``), so it is optional here.
+    """
+
+    principal: Principal | None = None
+    trace_id: str | None = None
+    span_id: str | None = None
+    timestamp: str | None = None
+    session_id: str | None = None
+    interceptor_state: dict[str, Any] | None = None
+
+
+class InvokeParams(WireModel):
+    name: str = Field(min_length=1)
+    event: str = Field(min_length=1)
+    phase: Phase
+    payload: Any
+    config: dict[str, Any] | None = None
+    timeout_ms: Annotated[int, Field(gt=0, strict=True)] | None = None
+    context: InvocationContext | None = None
+
+
+class ValidationMessage(WireModel):
+    path: str | None = None
+    message: str
+    severity: Severity
+
+
+class Suggestion(WireModel):
+    path: str
+    value: Any
+
+
+class _ResultBase(WireModel):
+    interceptor: str
+    type: InterceptorType
+    phase: Phase
+    duration_ms: float | None = None
+    info: dict[str, Any] | None = None
+
+
+class ValidationResult(_ResultBase):
+    type: Literal["validation"] = "validation"
+    valid: bool
+    severity: Severity | None = None
+    messages: list[ValidationMessage] | None = None
+    suggestions: list[Suggestion] | None = None
+
+
+class MutationResult(_ResultBase):
+    type: Literal["mutation"] = "mutation"
+    modified: bool
+    payload: Any
+
+    def to_wire(self) -> dict[str, Any]:
+        """Keep ``payload`` even when it is JSON ``null``: the SEP makes it required."""
+        data = super().to_wire()
+        data["payload"] = self.payload
+        return data
+
+
+InvokeResult = Annotated[ValidationResult | MutationResult, Field(discriminator="type")]

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Creates .venv (once) and installs policyc with its dev tools into it.
+# Sourced by the other scripts; safe to run again, it only installs what changed.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+python="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$python" -m venv .venv
+fi
+stamp=.venv/.policyc-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e ".[dev]"
+    touch "$stamp"
+fi
+if [ -f package.json ] && { [ ! -d node_modules ] || [ package.json -nt node_modules ]; }; then
+    npm install --silent --no-audit --no-fund
+fi
