@@ -1,0 +1,491 @@
+"""The policy language's abstract syntax tree.
+
+Frozen dataclasses; every node carries a ``span`` that equality ignores, so
+tests and the formatter's round-trip property compare trees structurally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .diagnostics import UNKNOWN_SPAN, Span
+
+
+def _span() -> Any:
+    return field(default=UNKNOWN_SPAN, compare=False, repr=False, kw_only=True)
+
+
+# ------------------------------------------------------------------ operands
+
+
+@dataclass(frozen=True)
+class PathRef:
+    """A JSONPath into the event payload, kept as written; checked and compiled later."""
+
+    source: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class EventRef:
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class PhaseRef:
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ContextRef:
+    """``context.principal.claims.roles`` -> parts ("principal", "claims", "roles")."""
+
+    parts: tuple[str, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ParamRef:
+    name: str
+    span: Span = _span()
+
+
+FunctionName = Literal["length", "size", "count", "lower", "upper"]
+
+
+@dataclass(frozen=True)
+class Call:
+    function: FunctionName
+    argument: Operand
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Literal_:
+    """A literal; lists are tuples of plain values so nodes stay hashable."""
+
+    value: Any
+    span: Span = _span()
+
+
+Operand = PathRef | EventRef | PhaseRef | ContextRef | ParamRef | Call | Literal_
+
+
+# ----------------------------------------------------------------- patterns
+
+
+@dataclass(frozen=True)
+class PatternName:
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class RegexLiteral:
+    """``/source/flags``; ``source`` has ``\\/`` already turned back into ``/``."""
+
+    source: str
+    flags: str
+    span: Span = _span()
+
+
+PatternRef = PatternName | RegexLiteral
+
+
+# --------------------------------------------------------------- conditions
+
+Quantifier = Literal["any", "all"] | None
+CompareOp = Literal["==", "!=", "<", "<=", ">", ">="]
+TypeTest = Literal["string", "number", "int", "bool", "null", "object", "list"]
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: CompareOp
+    left: Operand
+    right: Operand
+    quantifier: Quantifier = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Matches:
+    subject: Operand
+    pattern: PatternRef
+    quantifier: Quantifier = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Like:
+    """Glob match (``*`` and ``?``) against one or more globs or a list param."""
+
+    subject: Operand
+    globs: tuple[str, ...] | ParamRef
+    quantifier: Quantifier = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class In:
+    subject: Operand
+    container: Operand
+    negated: bool = False
+    quantifier: Quantifier = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class IsType:
+    subject: Operand
+    type_name: TypeTest
+    quantifier: Quantifier = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Exists:
+    path: PathRef
+    negated: bool = False
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Constant:
+    value: bool
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: Condition
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class And:
+    operands: tuple[Condition, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Or:
+    operands: tuple[Condition, ...]
+    span: Span = _span()
+
+
+Condition = Compare | Matches | Like | In | IsType | Exists | Constant | Not | And | Or
+
+
+@dataclass(frozen=True)
+class Guard:
+    """``if COND`` or ``unless COND`` on a rule."""
+
+    condition: Condition
+    unless: bool = False
+    span: Span = _span()
+
+
+# ------------------------------------------------------------- block settings
+
+PhaseName = Literal["request", "response"]
+
+
+@dataclass(frozen=True)
+class EventName:
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Hook:
+    events: tuple[EventName, ...]
+    phases: Literal["request", "response", "both"]
+    priority: int | float | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Description:
+    text: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Version:
+    text: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ModeSetting:
+    mode: Literal["active", "audit", "enforce"]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class FailSetting:
+    open: bool
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class PrioritySetting:
+    """``priority N`` (both phases) or ``priority request N response M``."""
+
+    both: int | float | None = None
+    per_phase: tuple[tuple[PhaseName, int | float], ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class CompatSetting:
+    min_protocol: str
+    max_protocol: str | None = None
+    span: Span = _span()
+
+
+ScalarType = Literal["int", "number", "string", "bool"]
+
+
+@dataclass(frozen=True)
+class TypeRef:
+    base: ScalarType
+    is_list: bool = False
+    span: Span = _span()
+
+    def __str__(self) -> str:
+        return f"list[{self.base}]" if self.is_list else self.base
+
+
+@dataclass(frozen=True)
+class ParamDef:
+    name: str
+    type: TypeRef
+    default: Literal_ | None = None
+    span: Span = _span()
+
+
+# --------------------------------------------------------------------- rules
+
+RuleSeverity = Literal["deny", "warn", "info"]
+
+
+@dataclass(frozen=True)
+class CheckRule:
+    severity: RuleSeverity
+    condition: Condition
+    unless: bool = False
+    message: str | None = None
+    code: str | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ListRule:
+    """Sugar: ``allow tools [...]``, ``deny tools [...]``, ``allow models [...]``."""
+
+    effect: Literal["allow", "deny"]
+    subject: Literal["tools", "models"]
+    globs: tuple[str, ...] | ParamRef
+    message: str | None = None
+    code: str | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class LimitRule:
+    """Sugar: ``limit size 64 kb``, ``limit length PATH N``, ``limit count PATH N``."""
+
+    kind: Literal["size", "length", "count"]
+    limit: int | float
+    path: PathRef | None = None
+    unit: Literal["b", "kb", "mb"] | None = None
+    message: str | None = None
+    code: str | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Redact:
+    path: PathRef
+    patterns: tuple[PatternRef, ...] = ()
+    replacement: str | None = None
+    guard: Guard | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Mask:
+    path: PathRef
+    patterns: tuple[PatternRef, ...] = ()
+    keep: int | float | None = None
+    replacement: str | None = None
+    guard: Guard | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Hash:
+    path: PathRef
+    patterns: tuple[PatternRef, ...] = ()
+    guard: Guard | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class SetValue:
+    path: PathRef
+    value: Literal_
+    guard: Guard | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Remove:
+    path: PathRef
+    guard: Guard | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Truncate:
+    path: PathRef
+    length: int | float
+    replacement: str | None = None
+    guard: Guard | None = None
+    span: Span = _span()
+
+
+ValidatorRule = CheckRule | ListRule | LimitRule
+MutatorRule = Redact | Mask | Hash | SetValue | Remove | Truncate
+Rule = ValidatorRule | MutatorRule
+Setting = Description | Version | ModeSetting | FailSetting | PrioritySetting | CompatSetting
+Statement = Hook | Setting | ParamDef | Rule
+
+VALIDATOR_RULES = (CheckRule, ListRule, LimitRule)
+MUTATOR_RULES = (Redact, Mask, Hash, SetValue, Remove, Truncate)
+
+# ------------------------------------------------------------------ top level
+
+
+@dataclass(frozen=True)
+class PatternDef:
+    name: str
+    regex: RegexLiteral
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Interceptor:
+    kind: Literal["validator", "mutator"]
+    name: str
+    statements: tuple[Statement, ...]
+    description: str | None = None
+    version: str | None = None
+    span: Span = _span()
+    name_span: Span = _span()
+
+
+# --------------------------------------------------------------------- tests
+
+
+@dataclass(frozen=True)
+class Given:
+    event: str
+    phase: PhaseName
+    payload: Any
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class TestContext:
+    context: Any
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class TestConfig:
+    interceptor: str
+    config: Any
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Only:
+    names: tuple[str, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class SideSetting:
+    side: Literal["sending", "receiving"]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ExpectDecision:
+    decision: Literal["allow", "deny"]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ExpectMessage:
+    text: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ExpectCode:
+    code: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ExpectPayload:
+    payload: Any
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ExpectNoMessages:
+    span: Span = _span()
+
+
+TestStatement = (
+    Given
+    | TestContext
+    | TestConfig
+    | Only
+    | SideSetting
+    | ExpectDecision
+    | ExpectMessage
+    | ExpectCode
+    | ExpectPayload
+    | ExpectNoMessages
+)
+
+
+@dataclass(frozen=True)
+class TestBlock:
+    name: str
+    statements: tuple[TestStatement, ...]
+    span: Span = _span()
+
+
+Item = PatternDef | Interceptor | TestBlock
+
+
+@dataclass(frozen=True)
+class Comment:
+    text: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class PolicyFile:
+    path: str
+    items: tuple[Item, ...]
+    comments: tuple[Comment, ...] = field(default=(), compare=False)
+    span: Span = _span()

@@ -1,0 +1,480 @@
+"""Turns lark's concrete syntax tree into the AST, carrying spans from ``meta``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from lark import Token, Transformer, Tree, v_args
+from lark.tree import Meta
+
+from . import ast
+from .diagnostics import Span
+
+
+class AstBuildError(Exception):
+    """A literal that parses but cannot be decoded (a bad escape in a string)."""
+
+    def __init__(self, message: str, span: Span, help: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.help = help
+
+
+def _tokens(children: list[Any]) -> list[Token]:
+    return [c for c in children if isinstance(c, Token)]
+
+
+@v_args(meta=True)
+class AstBuilder(Transformer[Token, Any]):
+    """One method per grammar rule or alias; each returns an AST node or a plain value."""
+
+    def __init__(self, file: str) -> None:
+        super().__init__(visit_tokens=False)
+        self.file = file
+
+    # -- helpers -------------------------------------------------------------
+
+    def _span(self, meta: Meta) -> Span:
+        if getattr(meta, "empty", True):
+            return Span(self.file, 1, 1, 1, 1)
+        return Span(self.file, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _tspan(self, token: Token) -> Span:
+        return Span(
+            self.file,
+            token.line or 1,
+            token.column or 1,
+            token.end_line or token.line or 1,
+            token.end_column or (token.column or 1) + len(token),
+        )
+
+    def _string(self, token: Token) -> str:
+        try:
+            value = json.loads(str(token))
+        except json.JSONDecodeError as exc:
+            raise AstBuildError(
+                f"invalid escape in string {token}",
+                self._tspan(token),
+                'strings use JSON escapes such as `\\"`, `\\\\`, `\\n` and `\\u00e9`',
+            ) from exc
+        return cast(str, value)
+
+    @staticmethod
+    def _number(token: Token) -> int | float:
+        text = str(token)
+        if any(c in text for c in ".eE"):
+            return float(text)
+        return int(text)
+
+    def _regex(self, token: Token) -> ast.RegexLiteral:
+        text = str(token)
+        end = text.rfind("/")
+        source = text[1:end].replace("\\/", "/")
+        return ast.RegexLiteral(source, text[end + 1 :], span=self._tspan(token))
+
+    def _message_and_code(self, rest: list[Any]) -> tuple[str | None, str | None]:
+        message = None
+        code = None
+        for item in rest:
+            if isinstance(item, Token) and item.type == "STRING":
+                message = self._string(item)
+            elif isinstance(item, _Code):
+                code = item.name
+        return message, code
+
+    # -- top level -----------------------------------------------------------
+
+    def start(self, meta: Meta, children: list[Any]) -> tuple[Any, ...]:
+        return tuple(children)
+
+    def pattern_def(self, meta: Meta, children: list[Any]) -> ast.PatternDef:
+        name, regex = children
+        return ast.PatternDef(str(name), self._regex(regex), span=self._span(meta))
+
+    def interceptor(self, meta: Meta, children: list[Any]) -> ast.Interceptor:
+        kind, name, *rest = children
+        description = version = None
+        statements = []
+        for item in rest:
+            if isinstance(item, _Header):
+                if item.field == "description":
+                    description = item.value
+                else:
+                    version = item.value
+            else:
+                statements.append(item)
+        return ast.Interceptor(
+            kind,
+            str(name),
+            tuple(statements),
+            description=description,
+            version=version,
+            span=self._span(meta),
+            name_span=self._tspan(name),
+        )
+
+    def kind(self, meta: Meta, children: list[Any]) -> str:
+        return str(children[0])
+
+    def header_description(self, meta: Meta, children: list[Any]) -> _Header:
+        return _Header("description", self._string(children[0]))
+
+    def header_version(self, meta: Meta, children: list[Any]) -> _Header:
+        return _Header("version", self._string(children[0]))
+
+    # -- settings ------------------------------------------------------------
+
+    def hook(self, meta: Meta, children: list[Any]) -> ast.Hook:
+        events, phases, priority = children
+        return ast.Hook(events, phases, priority, span=self._span(meta))
+
+    def event_list(self, meta: Meta, children: list[Any]) -> tuple[ast.EventName, ...]:
+        return tuple(ast.EventName(str(t), span=self._tspan(t)) for t in children)
+
+    def hook_priority(self, meta: Meta, children: list[Any]) -> int | float:
+        return self._number(children[0])
+
+    def phases(self, meta: Meta, children: list[Any]) -> str:
+        return str(children[0])
+
+    phase = mode = fail_policy = type_name = severity = guard_word = kind
+    list_effect = list_subject = size_unit = quantifier = type_test = function = kind
+    decision = side = kind
+
+    def description_stmt(self, meta: Meta, children: list[Any]) -> ast.Description:
+        return ast.Description(self._string(children[0]), span=self._span(meta))
+
+    def version_stmt(self, meta: Meta, children: list[Any]) -> ast.Version:
+        return ast.Version(self._string(children[0]), span=self._span(meta))
+
+    def mode_stmt(self, meta: Meta, children: list[Any]) -> ast.ModeSetting:
+        return ast.ModeSetting(children[0], span=self._span(meta))
+
+    def fail_stmt(self, meta: Meta, children: list[Any]) -> ast.FailSetting:
+        return ast.FailSetting(children[0] == "open", span=self._span(meta))
+
+    def priority_stmt(self, meta: Meta, children: list[Any]) -> ast.PrioritySetting:
+        return ast.PrioritySetting(both=self._number(children[0]), span=self._span(meta))
+
+    def phase_priority_stmt(self, meta: Meta, children: list[Any]) -> ast.PrioritySetting:
+        pairs = []
+        for i in range(0, len(children), 2):
+            if children[i] is not None:
+                pairs.append((children[i], self._number(children[i + 1])))
+        return ast.PrioritySetting(per_phase=tuple(pairs), span=self._span(meta))
+
+    def compat_stmt(self, meta: Meta, children: list[Any]) -> ast.CompatSetting:
+        low, high = children
+        return ast.CompatSetting(
+            self._string(low),
+            None if high is None else self._string(high),
+            span=self._span(meta),
+        )
+
+    def param_def(self, meta: Meta, children: list[Any]) -> ast.ParamDef:
+        name, type_ref, default = children
+        return ast.ParamDef(str(name), type_ref, default, span=self._span(meta))
+
+    def scalar_type(self, meta: Meta, children: list[Any]) -> ast.TypeRef:
+        return ast.TypeRef(children[0], span=self._span(meta))
+
+    def list_type(self, meta: Meta, children: list[Any]) -> ast.TypeRef:
+        return ast.TypeRef(children[0], is_list=True, span=self._span(meta))
+
+    # -- validator rules -----------------------------------------------------
+
+    def rule_code(self, meta: Meta, children: list[Any]) -> _Code:
+        return _Code(str(children[0]))
+
+    def check_rule(self, meta: Meta, children: list[Any]) -> ast.CheckRule:
+        severity, guard_word, condition, *rest = children
+        message, code = self._message_and_code(rest)
+        return ast.CheckRule(
+            severity,
+            condition,
+            unless=guard_word == "unless",
+            message=message,
+            code=code,
+            span=self._span(meta),
+        )
+
+    def list_rule(self, meta: Meta, children: list[Any]) -> ast.ListRule:
+        effect, subject, globs, *rest = children
+        message, code = self._message_and_code(rest)
+        return ast.ListRule(effect, subject, globs, message, code, span=self._span(meta))
+
+    def limit_size(self, meta: Meta, children: list[Any]) -> ast.LimitRule:
+        number, unit, *rest = children
+        message, code = self._message_and_code(rest)
+        return ast.LimitRule(
+            "size", self._number(number), None, unit, message, code, span=self._span(meta)
+        )
+
+    def _limit_path(self, kind: str, meta: Meta, children: list[Any]) -> ast.LimitRule:
+        path, number, *rest = children
+        message, code = self._message_and_code(rest)
+        return ast.LimitRule(
+            kind,  # type: ignore[arg-type]
+            self._number(number),
+            self._path(path),
+            None,
+            message,
+            code,
+            span=self._span(meta),
+        )
+
+    def limit_length(self, meta: Meta, children: list[Any]) -> ast.LimitRule:
+        return self._limit_path("length", meta, children)
+
+    def limit_count(self, meta: Meta, children: list[Any]) -> ast.LimitRule:
+        return self._limit_path("count", meta, children)
+
+    # -- mutator rules -------------------------------------------------------
+
+    def _path(self, token: Token) -> ast.PathRef:
+        return ast.PathRef(str(token), span=self._tspan(token))
+
+    def matching(self, meta: Meta, children: list[Any]) -> tuple[ast.PatternRef, ...]:
+        return tuple(children)
+
+    def replacement(self, meta: Meta, children: list[Any]) -> _Replacement:
+        return _Replacement(self._string(children[0]))
+
+    def keep(self, meta: Meta, children: list[Any]) -> _Keep:
+        return _Keep(self._number(children[0]))
+
+    def guard(self, meta: Meta, children: list[Any]) -> ast.Guard:
+        word, condition = children
+        return ast.Guard(condition, unless=word == "unless", span=self._span(meta))
+
+    def redact_rule(self, meta: Meta, children: list[Any]) -> ast.Redact:
+        path, patterns, replacement, guard = children
+        return ast.Redact(
+            self._path(path),
+            patterns or (),
+            None if replacement is None else replacement.text,
+            guard,
+            span=self._span(meta),
+        )
+
+    def mask_rule(self, meta: Meta, children: list[Any]) -> ast.Mask:
+        path, patterns, keep, replacement, guard = children
+        return ast.Mask(
+            self._path(path),
+            patterns or (),
+            None if keep is None else keep.count,
+            None if replacement is None else replacement.text,
+            guard,
+            span=self._span(meta),
+        )
+
+    def hash_rule(self, meta: Meta, children: list[Any]) -> ast.Hash:
+        path, patterns, guard = children
+        return ast.Hash(self._path(path), patterns or (), guard, span=self._span(meta))
+
+    def set_rule(self, meta: Meta, children: list[Any]) -> ast.SetValue:
+        path, value, guard = children
+        return ast.SetValue(self._path(path), value, guard, span=self._span(meta))
+
+    def remove_rule(self, meta: Meta, children: list[Any]) -> ast.Remove:
+        path, guard = children
+        return ast.Remove(self._path(path), guard, span=self._span(meta))
+
+    def truncate_rule(self, meta: Meta, children: list[Any]) -> ast.Truncate:
+        path, length, replacement, guard = children
+        return ast.Truncate(
+            self._path(path),
+            self._number(length),
+            None if replacement is None else replacement.text,
+            guard,
+            span=self._span(meta),
+        )
+
+    # -- conditions ----------------------------------------------------------
+
+    def or_(self, meta: Meta, children: list[Any]) -> ast.Or:
+        left, right = children
+        operands = (*left.operands, right) if isinstance(left, ast.Or) else (left, right)
+        return ast.Or(operands, span=self._span(meta))
+
+    def and_(self, meta: Meta, children: list[Any]) -> ast.And:
+        left, right = children
+        operands = (*left.operands, right) if isinstance(left, ast.And) else (left, right)
+        return ast.And(operands, span=self._span(meta))
+
+    def not_(self, meta: Meta, children: list[Any]) -> ast.Not:
+        return ast.Not(children[0], span=self._span(meta))
+
+    def compare(self, meta: Meta, children: list[Any]) -> ast.Compare:
+        quantifier, left, op, right = children
+        return ast.Compare(str(op), left, right, quantifier, span=self._span(meta))  # type: ignore[arg-type]
+
+    def matches(self, meta: Meta, children: list[Any]) -> ast.Matches:
+        quantifier, subject, pattern = children
+        return ast.Matches(subject, pattern, quantifier, span=self._span(meta))
+
+    def like(self, meta: Meta, children: list[Any]) -> ast.Like:
+        quantifier, subject, globs = children
+        return ast.Like(subject, globs, quantifier, span=self._span(meta))
+
+    def in_(self, meta: Meta, children: list[Any]) -> ast.In:
+        quantifier, subject, container = children
+        return ast.In(subject, container, False, quantifier, span=self._span(meta))
+
+    def not_in(self, meta: Meta, children: list[Any]) -> ast.In:
+        quantifier, subject, container = children
+        return ast.In(subject, container, True, quantifier, span=self._span(meta))
+
+    def is_type(self, meta: Meta, children: list[Any]) -> ast.IsType:
+        quantifier, subject, type_name = children
+        return ast.IsType(subject, type_name, quantifier, span=self._span(meta))
+
+    def exists(self, meta: Meta, children: list[Any]) -> ast.Exists:
+        return ast.Exists(self._path(children[0]), span=self._span(meta))
+
+    def missing(self, meta: Meta, children: list[Any]) -> ast.Exists:
+        return ast.Exists(self._path(children[0]), negated=True, span=self._span(meta))
+
+    def always(self, meta: Meta, children: list[Any]) -> ast.Constant:
+        return ast.Constant(True, span=self._span(meta))
+
+    def never(self, meta: Meta, children: list[Any]) -> ast.Constant:
+        return ast.Constant(False, span=self._span(meta))
+
+    # -- operands ------------------------------------------------------------
+
+    def path_ref(self, meta: Meta, children: list[Any]) -> ast.PathRef:
+        return self._path(children[0])
+
+    def event_ref(self, meta: Meta, children: list[Any]) -> ast.EventRef:
+        return ast.EventRef(span=self._span(meta))
+
+    def phase_ref(self, meta: Meta, children: list[Any]) -> ast.PhaseRef:
+        return ast.PhaseRef(span=self._span(meta))
+
+    def context_ref(self, meta: Meta, children: list[Any]) -> ast.ContextRef:
+        return ast.ContextRef(tuple(str(c) for c in children), span=self._span(meta))
+
+    def param_ref(self, meta: Meta, children: list[Any]) -> ast.ParamRef:
+        return ast.ParamRef(str(children[0]), span=self._span(meta))
+
+    def call(self, meta: Meta, children: list[Any]) -> ast.Call:
+        function, argument = children
+        return ast.Call(function, argument, span=self._span(meta))
+
+    def glob_one(self, meta: Meta, children: list[Any]) -> tuple[str, ...]:
+        return (self._string(children[0]),)
+
+    def string_list(self, meta: Meta, children: list[Any]) -> tuple[str, ...]:
+        return tuple(self._string(c) for c in children if c is not None)
+
+    def pattern_name(self, meta: Meta, children: list[Any]) -> ast.PatternName:
+        return ast.PatternName(str(children[0]), span=self._span(meta))
+
+    def pattern_regex(self, meta: Meta, children: list[Any]) -> ast.RegexLiteral:
+        return self._regex(children[0])
+
+    # -- literals (operands) and JSON values (tests) share these -------------
+
+    def string(self, meta: Meta, children: list[Any]) -> ast.Literal_:
+        return ast.Literal_(self._string(children[0]), span=self._span(meta))
+
+    def number(self, meta: Meta, children: list[Any]) -> ast.Literal_:
+        return ast.Literal_(self._number(children[0]), span=self._span(meta))
+
+    def true(self, meta: Meta, children: list[Any]) -> ast.Literal_:
+        return ast.Literal_(True, span=self._span(meta))
+
+    def false(self, meta: Meta, children: list[Any]) -> ast.Literal_:
+        return ast.Literal_(False, span=self._span(meta))
+
+    def null(self, meta: Meta, children: list[Any]) -> ast.Literal_:
+        return ast.Literal_(None, span=self._span(meta))
+
+    def list_literal(self, meta: Meta, children: list[Any]) -> ast.Literal_:
+        items = tuple(c.value for c in children if c is not None)
+        return ast.Literal_(items, span=self._span(meta))
+
+    def json_object(self, meta: Meta, children: list[Any]) -> ast.Literal_:
+        members = [c for c in children if c is not None]
+        return ast.Literal_({k: v for k, v in members}, span=self._span(meta))
+
+    def json_member(self, meta: Meta, children: list[Any]) -> tuple[str, Any]:
+        key, value = children
+        return self._string(key), _plain(value)
+
+    def json_array(self, meta: Meta, children: list[Any]) -> ast.Literal_:
+        return ast.Literal_([_plain(c) for c in children if c is not None], span=self._span(meta))
+
+    # -- tests ---------------------------------------------------------------
+
+    def test_block(self, meta: Meta, children: list[Any]) -> ast.TestBlock:
+        name, *statements = children
+        return ast.TestBlock(self._string(name), tuple(statements), span=self._span(meta))
+
+    def test_given(self, meta: Meta, children: list[Any]) -> ast.Given:
+        event, phase, payload = children
+        return ast.Given(str(event), phase, _plain(payload), span=self._span(meta))
+
+    def test_context(self, meta: Meta, children: list[Any]) -> ast.TestContext:
+        return ast.TestContext(_plain(children[0]), span=self._span(meta))
+
+    def test_config(self, meta: Meta, children: list[Any]) -> ast.TestConfig:
+        name, config = children
+        return ast.TestConfig(str(name), _plain(config), span=self._span(meta))
+
+    def test_only(self, meta: Meta, children: list[Any]) -> ast.Only:
+        return ast.Only(tuple(str(c) for c in children), span=self._span(meta))
+
+    def test_side(self, meta: Meta, children: list[Any]) -> ast.SideSetting:
+        return ast.SideSetting(children[0], span=self._span(meta))
+
+    def expect_decision(self, meta: Meta, children: list[Any]) -> ast.ExpectDecision:
+        return ast.ExpectDecision(children[0], span=self._span(meta))
+
+    def expect_message(self, meta: Meta, children: list[Any]) -> ast.ExpectMessage:
+        return ast.ExpectMessage(self._string(children[0]), span=self._span(meta))
+
+    def expect_code(self, meta: Meta, children: list[Any]) -> ast.ExpectCode:
+        return ast.ExpectCode(str(children[0]), span=self._span(meta))
+
+    def expect_payload(self, meta: Meta, children: list[Any]) -> ast.ExpectPayload:
+        return ast.ExpectPayload(_plain(children[0]), span=self._span(meta))
+
+    def expect_no_messages(self, meta: Meta, children: list[Any]) -> ast.ExpectNoMessages:
+        return ast.ExpectNoMessages(span=self._span(meta))
+
+
+def _plain(value: Any) -> Any:
+    """JSON values arrive wrapped as literals; tests want plain Python data."""
+    if isinstance(value, ast.Literal_):
+        inner = value.value
+        return list(inner) if isinstance(inner, tuple) else inner
+    return value
+
+
+class _Header:
+    def __init__(self, field: str, value: str) -> None:
+        self.field = field
+        self.value = value
+
+
+class _Code:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Replacement:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _Keep:
+    def __init__(self, count: int | float) -> None:
+        self.count = count
+
+
+def build(tree: Tree[Token], file: str) -> tuple[ast.Item, ...]:
+    return cast(tuple[ast.Item, ...], AstBuilder(file).transform(tree))

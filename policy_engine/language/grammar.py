@@ -1,0 +1,62 @@
+"""Finds the lark grammar and builds the parser once per process.
+
+The grammar lives in the repository's ``grammar/`` folder; the wheel ships it
+inside the package as ``policy_engine/grammar/``. Both places are tried so an
+editable checkout and an installed wheel behave the same from any directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark, Token
+
+GRAMMAR_FILE = "policy.lark"
+
+
+def grammar_path() -> Path:
+    packaged = resources.files("policy_engine") / "grammar" / GRAMMAR_FILE
+    if packaged.is_file():
+        return Path(str(packaged))
+    in_checkout = Path(__file__).resolve().parents[2] / "grammar" / GRAMMAR_FILE
+    if in_checkout.is_file():
+        return in_checkout
+    raise FileNotFoundError(f"policy grammar not found (looked for {packaged} and {in_checkout})")
+
+
+_comment_sink: ContextVar[list[Token] | None] = ContextVar("comment_sink", default=None)
+
+
+def _on_comment(token: Token) -> Token:
+    sink = _comment_sink.get()
+    if sink is not None:
+        sink.append(token)
+    return token
+
+
+@contextmanager
+def collecting_comments() -> Iterator[list[Token]]:
+    """Comments are ignored by the grammar; this catches them as the lexer passes."""
+    sink: list[Token] = []
+    reset = _comment_sink.set(sink)
+    try:
+        yield sink
+    finally:
+        _comment_sink.reset(reset)
+
+
+@cache
+def parser() -> Lark:
+    return Lark(
+        grammar_path().read_text(encoding="utf-8"),
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=True,
+        lexer_callbacks={"COMMENT": _on_comment},
+    )

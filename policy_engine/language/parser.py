@@ -1,0 +1,337 @@
+"""Stage 1 and 2: source text -> lark tree -> AST, with friendly syntax errors.
+
+A syntax error never escapes as a lark exception: it becomes one ``E0xx``
+diagnostic that says what was found, what would fit there, and, for the
+mistakes people make most, how to fix it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from lark import Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from . import ast
+from .build_ast import AstBuildError, build
+from .diagnostics import Diagnostic, Severity, Span
+from .grammar import collecting_comments, parser
+
+STATEMENT_KEYWORDS = (
+    "on",
+    "description",
+    "version",
+    "mode",
+    "fail",
+    "priority",
+    "compat",
+    "param",
+    "deny",
+    "warn",
+    "info",
+    "allow",
+    "limit",
+    "redact",
+    "mask",
+    "hash",
+    "set",
+    "remove",
+    "truncate",
+)
+TOP_LEVEL_KEYWORDS = ("validator", "mutator", "pattern", "test")
+
+# Human names for the terminals lark reports as expected.
+_TERMINAL_WORDS = {
+    "STRING": "a string",
+    "NUMBER": "a number",
+    "PATH": "a JSONPath such as `$.name`",
+    "EVENT": "an event name such as `tools/call`",
+    "NAME": "a name",
+    "IDENT": "a name",
+    "PATTERN_NAME": "a pattern name such as `EMAIL`",
+    "REGEX": "a regex such as `/secret/i`",
+    "COMPARE": "a comparison operator",
+    "LBRACE": "`{`",
+    "RBRACE": "`}`",
+    "LSQB": "`[`",
+    "RSQB": "`]`",
+    "LPAR": "`(`",
+    "RPAR": "`)`",
+    "COMMA": "`,`",
+    "COLON": "`:`",
+    "EQUAL": "`=`",
+    "DOT": "`.`",
+    "$END": "the end of the file",
+}
+
+
+@dataclass(frozen=True)
+class ParseOutcome:
+    file: ast.PolicyFile | None
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def parse_source(text: str, file: str = "<string>") -> ParseOutcome:
+    """Parse one file. On failure the outcome has no AST and one diagnostic."""
+    try:
+        with collecting_comments() as comment_tokens:
+            tree = parser().parse(text)
+        items = build(tree, file)
+    except UnexpectedInput as exc:
+        return ParseOutcome(None, (_syntax_diagnostic(exc, text, file),))
+    except AstBuildError as exc:
+        return ParseOutcome(
+            None, (Diagnostic("E005", Severity.ERROR, exc.message, exc.span, exc.help),)
+        )
+    comments = tuple(
+        ast.Comment(str(t).rstrip(), span=_token_span(file, t)) for t in comment_tokens
+    )
+    lines = text.count("\n") + 1
+    span = Span(file, 1, 1, lines, 1)
+    return ParseOutcome(ast.PolicyFile(file, items, comments, span=span), ())
+
+
+def _token_span(file: str, token: Token) -> Span:
+    line = token.line or 1
+    column = token.column or 1
+    return Span(file, line, column, token.end_line or line, token.end_column or column + len(token))
+
+
+def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:
+    line = getattr(exc, "line", 1) or 1
+    column = getattr(exc, "column", 1) or 1
+    if line < 1:
+        line, column = _end_position(text)
+    if isinstance(exc, UnexpectedCharacters):
+        return _unexpected_character(exc, text, file, line, column)
+    if isinstance(exc, UnexpectedEOF) or (
+        isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
+    ):
+        line, column = _end_position(text)
+        open_line = _unclosed_brace_line(text)
+        help_text = (
+            f"add `}}` to close the block opened on line {open_line}"
+            if open_line is not None
+            else None
+        )
+        message = "unexpected end of file" + (
+            "; a block is not closed" if open_line is not None else ""
+        )
+        return Diagnostic(
+            "E003", Severity.ERROR, message, Span(file, line, column, line, column + 1), help_text
+        )
+    assert isinstance(exc, UnexpectedToken)
+    return _unexpected_token(exc, file, line, column)
+
+
+def _unexpected_character(
+    exc: UnexpectedCharacters, text: str, file: str, line: int, column: int
+) -> Diagnostic:
+    char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+    span = Span(file, line, column, line, column + 1)
+    rest = text[exc.pos_in_stream : exc.pos_in_stream + 2]
+    if char == "'":
+        return Diagnostic(
+            "E002",
+            Severity.ERROR,
+            "strings use double quotes",
+            span,
+            "write `\"...\"` instead of `'...'`",
+        )
+    if char == '"':
+        return Diagnostic(
+            "E002",
+            Severity.ERROR,
+            "unterminated string",
+            span,
+            'close the string with `"` on the same line',
+        )
+    if rest in ("&&", "||"):
+        word = "and" if rest == "&&" else "or"
+        return Diagnostic(
+            "E004",
+            Severity.ERROR,
+            f"unexpected `{rest}`",
+            Span(file, line, column, line, column + 2),
+            f"use `{word}` to combine conditions",
+        )
+    if char == "!":
+        return Diagnostic(
+            "E004",
+            Severity.ERROR,
+            "unexpected `!`",
+            span,
+            "use `not` to negate a condition, and `!=` to compare",
+        )
+    if char == "=":
+        return Diagnostic(
+            "E004",
+            Severity.ERROR,
+            "unexpected `=`",
+            span,
+            "use `==` to compare; a single `=` only appears in `set`, `param` and `pattern`",
+        )
+    if char == "$":
+        return Diagnostic(
+            "E004",
+            Severity.ERROR,
+            "malformed JSONPath",
+            span,
+            "a path looks like `$.field`, `$..field`, `$.list[*].field` or `$['odd key']`",
+        )
+    shown = char.encode("unicode_escape").decode() if char else "end of input"
+    expected = _expected_words(exc.allowed or set())
+    return Diagnostic(
+        "E004",
+        Severity.ERROR,
+        f"unexpected character `{shown}`",
+        span,
+        f"expected {expected}" if expected else None,
+    )
+
+
+def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -> Diagnostic:
+    token = exc.token
+    value = str(token)
+    span = _token_span(file, token)
+    expected_terms = set(exc.expected)
+    expected = _expected_words(expected_terms)
+    keywords = {t.lower() for t in expected_terms if t.isupper() and t.lower() in _ALL_KEYWORDS}
+    if "RBRACE" in expected_terms and token.type in {"NAME", "IDENT", "EVENT", "PATTERN_NAME"}:
+        candidates = [k for k in STATEMENT_KEYWORDS if k.upper() in expected_terms] or list(
+            STATEMENT_KEYWORDS
+        )
+        guess = difflib.get_close_matches(value, candidates, n=1)
+        return Diagnostic(
+            "E006",
+            Severity.ERROR,
+            f"unknown statement `{value}`",
+            span,
+            f"did you mean `{guess[0]}`?"
+            if guess
+            else f"a statement starts with one of: {', '.join(candidates)}",
+        )
+    if token.type == "EQUAL" and "COMPARE" in expected_terms:
+        return Diagnostic("E004", Severity.ERROR, "unexpected `=`", span, "use `==` to compare")
+    if (
+        "STRING" in expected_terms
+        and token.type in {"NAME", "IDENT", "EVENT", "PATTERN_NAME"}
+        and len(expected_terms) <= 3
+    ):
+        return Diagnostic(
+            "E001",
+            Severity.ERROR,
+            f"expected a string, found `{value}`",
+            span,
+            f'put text in double quotes: `"{value}"`',
+        )
+    if not expected_terms - {"VALIDATOR", "MUTATOR", "PATTERN", "TEST", "$END"}:
+        guess = difflib.get_close_matches(value, TOP_LEVEL_KEYWORDS, n=1)
+        return Diagnostic(
+            "E007",
+            Severity.ERROR,
+            f"unexpected `{value}` at the top level",
+            span,
+            f"did you mean `{guess[0]}`?"
+            if guess
+            else "a file holds `validator`, `mutator`, `pattern` and `test` blocks",
+        )
+    found = "end of file" if token.type == "$END" else f"`{value}`"
+    help_text = f"expected {expected}" if expected else None
+    if keywords and not help_text:
+        help_text = f"expected one of: {', '.join(sorted(keywords))}"
+    return Diagnostic("E001", Severity.ERROR, f"unexpected {found}", span, help_text)
+
+
+_ALL_KEYWORDS = (
+    set(STATEMENT_KEYWORDS)
+    | set(TOP_LEVEL_KEYWORDS)
+    | {
+        "if",
+        "unless",
+        "and",
+        "or",
+        "not",
+        "in",
+        "like",
+        "matches",
+        "is",
+        "exists",
+        "missing",
+        "any",
+        "all",
+        "with",
+        "matching",
+        "keep",
+        "to",
+        "request",
+        "response",
+        "both",
+        "code",
+        "expect",
+        "given",
+        "context",
+        "config",
+        "only",
+        "side",
+        "true",
+        "false",
+        "null",
+    }
+)
+
+
+def _expected_words(terminals: set[str]) -> str:
+    words: list[str] = []
+    for name in sorted(terminals):
+        if name in _TERMINAL_WORDS:
+            word = _TERMINAL_WORDS[name]
+        elif name.isupper() and name.lower() in _ALL_KEYWORDS:
+            word = f"`{name.lower()}`"
+        elif name.startswith("__ANON") or name.startswith("_"):
+            continue
+        else:
+            word = f"`{name.lower()}`"
+        if word not in words:
+            words.append(word)
+    if not words:
+        return ""
+    if len(words) > 8:
+        return ", ".join(words[:8]) + ", ..."
+    return " or ".join(words) if len(words) <= 2 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    lines = text.split("\n")
+    return len(lines), len(lines[-1]) + 1
+
+
+def _unclosed_brace_line(text: str) -> int | None:
+    """The line of the innermost `{` left open, skipping strings, regexes and comments."""
+    stack: list[int] = []
+    line = 1
+    i = 0
+    in_string = in_comment = False
+    while i < len(text):
+        c = text[i]
+        if c == "\n":
+            line += 1
+            in_comment = in_string = False
+        elif in_comment:
+            pass
+        elif in_string:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == "#":
+            in_comment = True
+        elif c == '"':
+            in_string = True
+        elif c == "{":
+            stack.append(line)
+        elif c == "}" and stack:
+            stack.pop()
+        i += 1
+    return stack[-1] if stack else None
