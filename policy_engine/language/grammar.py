@@ -59,4 +59,7 @@ def parser() -> Lark:
         propagate_positions=True,
         maybe_placeholders=True,
         lexer_callbacks={"COMMENT": _on_comment},
+        # lark keys its cache file on the grammar text, options and its own
+        # version, so a stale table is never used; it saves ~0.2 s per run.
+        cache=True,
     )

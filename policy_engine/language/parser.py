@@ -128,9 +128,10 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
 def _unexpected_character(
     exc: UnexpectedCharacters, text: str, file: str, line: int, column: int
 ) -> Diagnostic:
-    char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+    pos = exc.pos_in_stream or 0
+    char = text[pos] if pos < len(text) else ""
     span = Span(file, line, column, line, column + 1)
-    rest = text[exc.pos_in_stream : exc.pos_in_stream + 2]
+    rest = text[pos : pos + 2]
     if char == "'":
         return Diagnostic(
             "E002",

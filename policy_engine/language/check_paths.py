@@ -1,0 +1,51 @@
+"""Every JSONPath must parse, and must fit the payload of some event it runs on.
+
+The payload is the request ``params`` or the response ``result`` (see
+docs/payloads.md), so `$.params.name` is a classic mistake worth catching.
+A path is reported only when it fits none of the hooked (event, phase)
+pairs with a known schema: a redactor hooked on both phases may rightly
+name a field that exists only in responses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from . import ast
+from .diagnostics import Diagnostic, Span
+from .model import ResolvedInterceptor
+from .path_syntax import PathSyntax, PathSyntaxError, parse_path
+from .payload_schema import check_path, known_schema
+from .resolve import error
+from .walk import find
+
+
+def parse_checked(ref: ast.PathRef) -> tuple[PathSyntax | None, Diagnostic | None]:
+    try:
+        return parse_path(ref.source), None
+    except PathSyntaxError as exc:
+        span = ref.span
+        if exc.column is not None and span.line == span.end_line:
+            column = min(span.column + exc.column, span.end_column - 1)
+            span = Span(span.file, span.line, column, span.line, column + 1)
+        return None, error(
+            "E202", f"invalid JSONPath `{ref.source}`: {exc.message}", span, exc.help
+        )
+
+
+def check_interceptor_paths(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
+    pairs = [(e, p) for e, p in interceptor.hooked() if known_schema(e, p)]
+    unknown = any(not known_schema(e, p) for e, p in interceptor.hooked())
+    for rule in interceptor.rules:
+        for ref in find(rule, ast.PathRef):
+            path, problem = parse_checked(ref)
+            if problem is not None:
+                yield problem
+                continue
+            if path is None or not pairs or unknown:
+                continue
+            problems = [check_path(event, phase, path) for event, phase in pairs]
+            if all(p is not None for p in problems):
+                first = problems[0]
+                assert first is not None
+                yield error("E203", first.message, ref.span, first.help)

@@ -1,0 +1,131 @@
+"""Every user regex must compile under RE2, the linear-time engine policies run on.
+
+RE2 rejects backreferences and lookaround; those get named and an
+alternative suggested rather than RE2's terse error text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+
+import re2
+
+from . import ast
+from .diagnostics import Diagnostic, Span
+from .resolve import error, warning
+
+ALLOWED_FLAGS = {"i": "i", "m": "m", "s": "s"}
+
+
+def quiet_options() -> re2.Options:
+    """RE2 logs every parse error to stderr unless told not to; we report our own."""
+    options = re2.Options()
+    options.log_errors = False
+    return options
+
+
+@dataclass(frozen=True)
+class RegexProblem:
+    code: str
+    message: str
+    help: str | None
+
+
+def _unsupported_construct(source: str) -> RegexProblem | None:
+    i = 0
+    in_class = False
+    while i < len(source):
+        c = source[i]
+        if c == "\\" and i + 1 < len(source):
+            nxt = source[i + 1]
+            if not in_class and nxt.isdigit() and nxt != "0":
+                return RegexProblem(
+                    "E201",
+                    f"backreference `\\{nxt}` is not supported by RE2",
+                    "RE2 guarantees linear time and has no backreferences; match the repeated "
+                    "text explicitly or check it with a second rule",
+                )
+            if nxt == "k" and not in_class:
+                return RegexProblem("E201", "named backreference is not supported by RE2", None)
+            i += 2
+            continue
+        if c == "[":
+            in_class = True
+        elif c == "]":
+            in_class = False
+        elif c == "(" and not in_class and source.startswith("(?", i):
+            for opener, kind in (
+                ("(?=", "lookahead"),
+                ("(?!", "negative lookahead"),
+                ("(?<=", "lookbehind"),
+                ("(?<!", "negative lookbehind"),
+            ):
+                if source.startswith(opener, i):
+                    return RegexProblem(
+                        "E201",
+                        f"{kind} `{opener}...)` is not supported by RE2",
+                        "RE2 has no lookaround; match the surrounding text and keep a group, "
+                        "or split the check into two rules joined with `and not`",
+                    )
+            if source.startswith("(?>", i):
+                return RegexProblem("E201", "atomic group `(?>...)` is not supported by RE2", None)
+        i += 1
+    return None
+
+
+def regex_with_flags(source: str, flags: str) -> str:
+    """The RE2 source with `/.../flags` folded into a leading inline group."""
+    inline = "".join(ALLOWED_FLAGS[f] for f in sorted(set(flags)) if f in ALLOWED_FLAGS)
+    return f"(?{inline}){source}" if inline else source
+
+
+@cache
+def regex_problem(source: str, flags: str) -> RegexProblem | None:
+    bad = [f for f in flags if f not in ALLOWED_FLAGS]
+    if bad:
+        return RegexProblem(
+            "E210",
+            f"unknown regex flag `{bad[0]}`",
+            "flags are `i` (ignore case), `m` (multi-line) and `s` (dot matches newline)",
+        )
+    construct = _unsupported_construct(source)
+    if construct is not None:
+        return construct
+    try:
+        re2.compile(regex_with_flags(source, flags), quiet_options())
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+        return RegexProblem("E201", f"invalid regex: {reason}", None)
+    return None
+
+
+@cache
+def matches_empty(source: str, flags: str) -> bool:
+    try:
+        compiled = re2.compile(regex_with_flags(source, flags), quiet_options())
+        return compiled.fullmatch("") is not None
+    except re2.error:
+        return False
+
+
+def check_regex(source: str, flags: str, span: Span) -> Iterator[Diagnostic]:
+    problem = regex_problem(source, flags)
+    if problem is not None:
+        yield error(problem.code, problem.message, span, problem.help)
+    elif matches_empty(source, flags):
+        yield warning(
+            "W305",
+            f"regex `/{source}/` matches the empty string",
+            span,
+            "use `+` instead of `*` so that it needs at least one character",
+        )
+
+
+def check_regexes(files: list[ast.PolicyFile]) -> Iterator[Diagnostic]:
+    from .walk import find
+
+    for policy in files:
+        for regex in find(policy, ast.RegexLiteral):
+            yield from check_regex(regex.source, regex.flags, regex.span)

@@ -1,0 +1,136 @@
+"""The front end as named stages, OPA-style: parse, resolve, check, lint.
+
+Each stage records diagnostics and its own duration, and tests can stop the
+pipeline after any stage.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from . import ast
+from .check_events import check_events
+from .check_paths import check_interceptor_paths
+from .check_regex import check_regexes
+from .check_types import check_rule_shapes, check_tests
+from .diagnostics import DEFAULT_CAP, Diagnostic, SourceCache, sort_and_cap
+from .lints import lint
+from .model import PolicySetModel
+from .parser import parse_source
+from .resolve import resolve
+
+Stage = Literal["parse", "resolve", "check", "lint"]
+STAGES: tuple[Stage, ...] = ("parse", "resolve", "check", "lint")
+POLICY_SUFFIX = ".policy"
+
+
+@dataclass
+class CheckResult:
+    model: PolicySetModel | None
+    diagnostics: list[Diagnostic]
+    sources: SourceCache
+    timings: dict[str, float] = field(default_factory=dict)
+    truncated: int = 0
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if not d.is_error]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given, directories as every `.policy` file below them, sorted, no repeats."""
+    found: dict[Path, None] = {}
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for file in sorted(path.rglob(f"*{POLICY_SUFFIX}")):
+                found.setdefault(file, None)
+        else:
+            found.setdefault(path, None)
+    return list(found)
+
+
+def read_sources(paths: Sequence[Path]) -> dict[str, str]:
+    return {str(p): p.read_text(encoding="utf-8") for p in paths}
+
+
+def check_sources(
+    sources: dict[str, str], *, until: Stage = "lint", cap: int = DEFAULT_CAP
+) -> CheckResult:
+    cache = SourceCache()
+    for name, text in sources.items():
+        cache.add(name, text)
+    diagnostics: list[Diagnostic] = []
+    timings: dict[str, float] = {}
+
+    def run(stage: str, action: Callable[[], None]) -> None:
+        start = time.perf_counter()
+        action()
+        timings[stage] = time.perf_counter() - start
+
+    files: list[ast.PolicyFile] = []
+
+    def parse() -> None:
+        for name, text in sources.items():
+            outcome = parse_source(text, name)
+            diagnostics.extend(outcome.diagnostics)
+            if outcome.file is not None:
+                files.append(outcome.file)
+
+    model_box: list[PolicySetModel] = []
+
+    def do_resolve() -> None:
+        model, found = resolve(files)
+        model_box.append(model)
+        diagnostics.extend(found)
+
+    def check() -> None:
+        model = model_box[0]
+        diagnostics.extend(check_regexes(model.files))
+        for policy in model.files:
+            for item in policy.items:
+                if isinstance(item, ast.Interceptor):
+                    diagnostics.extend(check_events(item))
+        for interceptor in model.interceptors:
+            diagnostics.extend(check_rule_shapes(interceptor))
+            diagnostics.extend(check_interceptor_paths(interceptor))
+        diagnostics.extend(check_tests(model.files, {i.name for i in model.interceptors}))
+
+    def do_lint() -> None:
+        diagnostics.extend(lint(model_box[0]))
+
+    actions: dict[Stage, Callable[[], None]] = {
+        "parse": parse,
+        "resolve": do_resolve,
+        "check": check,
+        "lint": do_lint,
+    }
+    # Every stage runs even after another found errors (a parse error in one
+    # file or an unknown name still lets everything else be checked), so one
+    # typo never hides the other problems. Lowering, in the compiler, is the
+    # stage that refuses to run on a set with errors.
+    for stage in STAGES:
+        run(stage, actions[stage])
+        if stage == until:
+            break
+    shown, cut = sort_and_cap(diagnostics, cap)
+    model = model_box[0] if model_box else None
+    return CheckResult(model, shown, cache, timings, cut)
+
+
+def check_paths(
+    paths: Iterable[str | Path], *, until: Stage = "lint", cap: int = DEFAULT_CAP
+) -> CheckResult:
+    return check_sources(read_sources(expand_paths(paths)), until=until, cap=cap)
