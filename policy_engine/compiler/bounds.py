@@ -1,0 +1,66 @@
+"""Limits that keep evaluation time bounded: payload size and nesting depth.
+
+Checked in one iterative walk (no recursion, so a hostile 100,000-level
+payload cannot raise RecursionError) that stops as soon as a limit is passed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..wire.errors import InterceptorError, invalid_params
+
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+
+def payload_too_large(interceptor: str, limits: Limits) -> InterceptorError:
+    return invalid_params(
+        f"payload is larger than the limit of {limits.max_bytes} bytes",
+        interceptor=interceptor,
+        limit="maxPayloadBytes",
+        maxBytes=limits.max_bytes,
+    )
+
+
+def payload_too_deep(interceptor: str, limits: Limits) -> InterceptorError:
+    return invalid_params(
+        f"payload nests deeper than the limit of {limits.max_depth} levels",
+        interceptor=interceptor,
+        limit="maxPayloadDepth",
+        maxDepth=limits.max_depth,
+    )
+
+
+def check_bounds(payload: Any, limits: Limits, interceptor: str) -> None:
+    """Raise -32602 when the payload is too big or too deep. Sizes are estimated
+    from the JSON text they would take (strings by length, other scalars small)."""
+    budget = limits.max_bytes
+    stack: list[tuple[Any, int]] = [(payload, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            if depth > limits.max_depth:
+                raise payload_too_deep(interceptor, limits)
+            budget -= 2 + len(value)
+            for key, item in value.items():
+                budget -= len(key) + 3
+                stack.append((item, depth + 1))
+        elif isinstance(value, list):
+            if depth > limits.max_depth:
+                raise payload_too_deep(interceptor, limits)
+            budget -= 2 + len(value)
+            stack.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str):
+            budget -= len(value) + 2
+        else:
+            budget -= 5
+        if budget < 0:
+            raise payload_too_large(interceptor, limits)

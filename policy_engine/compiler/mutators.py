@@ -1,0 +1,228 @@
+"""Mutator blocks: rules apply in source order to a copy of the payload.
+
+The caller's payload is never changed: JSONPath updates copy only the
+containers on the changed paths. `modified` is true only if some rule
+changed something; `info` counts the changes per rule and per pattern.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..language import ast
+from ..language.path_syntax import format_location
+from ..wire import MutationResult
+from .conditions import CompileEnv, ConditionFn, EvalContext, compile_condition
+from .jsonpath import KEEP, REMOVE, CompiledPath
+from .matchers import TextMatcher, pattern_specs
+from .trace import RuleEvent, RuleRef, Trace
+
+DEFAULT_REDACTION = "[REDACTED]"
+DEFAULT_PATTERN_REDACTION = "[REDACTED:{pattern}]"
+DEFAULT_MASK = "*"
+DEFAULT_TRUNCATION = "..."
+
+Counts = dict[str, int]
+Transform = Callable[[Any, Counts], Any]
+
+
+def stable_tag(text: str) -> str:
+    """A short, stable stand-in for a value: equal inputs give equal tags."""
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """Apply ``fn`` to every string in ``value``, copying only what changes."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, list):
+        changed = False
+        items = []
+        for item in value:
+            new = map_strings(item, fn)
+            changed = changed or new is not item
+            items.append(new)
+        return items if changed else value
+    if isinstance(value, dict):
+        changed = False
+        out = {}
+        for key, item in value.items():
+            new = map_strings(item, fn)
+            changed = changed or new is not item
+            out[key] = new
+        return out if changed else value
+    return value
+
+
+def substitute(
+    text: str, matcher: TextMatcher, make: Callable[[str, str], str], counts: Counts
+) -> str:
+    """Rebuild ``text`` with every hit replaced by ``make(matched_text, label)``."""
+    pieces: list[str] = []
+    last = 0
+    for hit in matcher.hits(text):
+        pieces.append(text[last : hit.start])
+        pieces.append(make(text[hit.start : hit.end], hit.label))
+        counts[hit.label] = counts.get(hit.label, 0) + 1
+        last = hit.end
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _fill(template: str, label: str, matched: str) -> str:
+    return template.replace("{pattern}", label).replace("{length}", str(len(matched)))
+
+
+def _mask(text: str, keep: int, mask: str) -> str:
+    kept = text[-keep:] if keep else ""
+    hidden = len(text) - len(kept)
+    return mask * hidden + kept if hidden > 0 else text
+
+
+@dataclass
+class CompiledMutation:
+    ref: RuleRef
+    path: CompiledPath
+    guard: ConditionFn | None
+    unless: bool
+    transform: Transform | None  # None means remove
+    source: str = "$"
+    set_value: Any = None
+    is_set: bool = False
+
+    def applies(self, ctx: EvalContext) -> bool:
+        if self.guard is None:
+            return True
+        holds = self.guard(ctx) is not None
+        return not holds if self.unless else holds
+
+
+def _value_transform(rule: ast.MutatorRule, env: CompileEnv) -> Transform | None:
+    patterns = getattr(rule, "patterns", ())
+    matcher = TextMatcher(pattern_specs(patterns, env.patterns)) if patterns else None
+    if isinstance(rule, ast.Remove):
+        return None
+    if isinstance(rule, ast.Redact):
+        if matcher is None:
+            replacement = rule.replacement if rule.replacement is not None else DEFAULT_REDACTION
+            return lambda value, counts: replacement
+        template = rule.replacement if rule.replacement is not None else DEFAULT_PATTERN_REDACTION
+        return lambda value, counts: map_strings(
+            value,
+            lambda s: substitute(s, matcher, lambda m, label: _fill(template, label, m), counts),
+        )
+    if isinstance(rule, ast.Mask):
+        keep = int(rule.keep or 0)
+        mask = rule.replacement if rule.replacement is not None else DEFAULT_MASK
+        if matcher is None:
+            return lambda value, counts: _mask(_as_text(value), keep, mask)
+        return lambda value, counts: map_strings(
+            value, lambda s: substitute(s, matcher, lambda m, label: _mask(m, keep, mask), counts)
+        )
+    if isinstance(rule, ast.Hash):
+        if matcher is None:
+            return lambda value, counts: stable_tag(_as_text(value))
+        return lambda value, counts: map_strings(
+            value, lambda s: substitute(s, matcher, lambda m, label: stable_tag(m), counts)
+        )
+    if isinstance(rule, ast.Truncate):
+        limit = int(rule.length)
+        suffix = rule.replacement if rule.replacement is not None else DEFAULT_TRUNCATION
+
+        def truncate(value: Any, counts: Counts) -> Any:
+            if isinstance(value, str) and len(value) > limit:
+                return value[:limit] + suffix
+            if isinstance(value, list) and len(value) > limit:
+                return value[:limit]
+            return value
+
+        return truncate
+    raise TypeError(f"not a value transform: {type(rule).__name__}")
+
+
+def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> CompiledMutation:
+    guard = getattr(rule, "guard", None)
+    compiled_guard = compile_condition(guard.condition, env) if guard is not None else None
+    unless = bool(guard.unless) if guard is not None else False
+    path = env.path(rule.path.source)
+    if isinstance(rule, ast.SetValue):
+        value = list(rule.value.value) if isinstance(rule.value.value, tuple) else rule.value.value
+        return CompiledMutation(
+            ref, path, compiled_guard, unless, None, rule.path.source, value, True
+        )
+    return CompiledMutation(
+        ref, path, compiled_guard, unless, _value_transform(rule, env), rule.path.source
+    )
+
+
+def _json_equal_fast(a: Any, b: Any) -> bool:
+    return a is b or (type(a) is type(b) and a == b)
+
+
+def run_mutator(
+    name: str, mutations: list[CompiledMutation], ctx: EvalContext, trace: Trace | None
+) -> MutationResult:
+    original = ctx.payload
+    info_rules: Counts = {}
+    info_patterns: Counts = {}
+    for mutation in mutations:
+        if trace is not None:
+            trace.evaluated.append(mutation.ref)
+        if not mutation.applies(ctx):
+            continue
+        before = ctx.payload
+        events: list[RuleEvent] = []
+        if mutation.is_set:
+            after, changed = mutation.path.set(before, mutation.set_value)
+        else:
+            transform = mutation.transform
+
+            def update(value: Any, location: tuple[str | int, ...]) -> Any:
+                if transform is None:
+                    if trace is not None:
+                        events.append(
+                            RuleEvent(mutation.ref, format_location(location), before=value)
+                        )
+                    return REMOVE
+                new = transform(value, info_patterns)
+                if _json_equal_fast(new, value):
+                    return KEEP
+                if trace is not None:
+                    events.append(
+                        RuleEvent(mutation.ref, format_location(location), before=value, after=new)
+                    )
+                return new
+
+            after, changed = mutation.path.update(before, update)
+        if changed:
+            ctx.payload = after
+            info_rules[mutation.ref.code] = info_rules.get(mutation.ref.code, 0) + changed
+            if trace is not None:
+                if mutation.is_set:
+                    events.append(
+                        RuleEvent(mutation.ref, mutation.source, after=mutation.set_value)
+                    )
+                trace.events.extend(events)
+    modified = bool(info_rules) and ctx.payload is not original
+    info: dict[str, Any] | None = None
+    if modified:
+        info = {"changes": info_rules}
+        if info_patterns:
+            info["patterns"] = info_patterns
+    return MutationResult(
+        interceptor=name,
+        phase=ctx.phase,  # type: ignore[arg-type]
+        modified=modified,
+        payload=ctx.payload,
+        info=info,
+    )

@@ -1,0 +1,179 @@
+"""Stage 6, lowering: a checked policy set becomes invocable interceptors.
+
+`PolicySet` is an `InterceptorProvider`: the server serves it and the chain
+runs it in-process, both through exactly the `interceptor/invoke` semantics.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..language import ast
+from ..language.diagnostics import Diagnostic, SourceCache
+from ..language.model import PolicySetModel, ResolvedInterceptor
+from ..language.pipeline import CheckResult, check_paths, check_sources
+from ..wire import (
+    InterceptorDescriptor,
+    InvocationContext,
+    InvokeParams,
+    MutationResult,
+    Phase,
+    ValidationResult,
+)
+from ..wire.errors import InterceptorError, execution_failed, not_hooked, unknown_interceptor
+from .bounds import Limits, check_bounds
+from .conditions import CompileEnv, EvalContext
+from .config import resolve_config
+from .jsonpath import PayloadTooDeep
+from .mutators import CompiledMutation, compile_mutation, run_mutator
+from .trace import RuleRef, Trace
+from .validators import CompiledCheck, compile_check, run_validator
+
+_RULE_KINDS = {
+    ast.CheckRule: "check",
+    ast.ListRule: "list",
+    ast.LimitRule: "limit",
+    ast.Redact: "redact",
+    ast.Mask: "mask",
+    ast.Hash: "hash",
+    ast.SetValue: "set",
+    ast.Remove: "remove",
+    ast.Truncate: "truncate",
+}
+
+
+class CompileError(Exception):
+    """The policy set has errors; ``diagnostics`` says which, ``sources`` quotes them."""
+
+    def __init__(self, result: CheckResult) -> None:
+        self.result = result
+        self.diagnostics: list[Diagnostic] = result.errors
+        self.sources: SourceCache = result.sources
+        super().__init__(f"{len(self.diagnostics)} error(s) in the policy set")
+
+    @property
+    def diagnostics_text(self) -> str:
+        from ..language.diagnostics import render_text
+
+        return "\n".join(render_text(d, self.sources) for d in self.diagnostics)
+
+
+def rule_ref(interceptor: str, rule: ast.Rule) -> RuleRef:
+    code = getattr(rule, "code", None) or f"{interceptor}:{rule.span.line}"
+    return RuleRef(code, rule.span, _RULE_KINDS.get(type(rule), "rule"))
+
+
+@dataclass
+class CompiledInterceptor:
+    resolved: ResolvedInterceptor
+    checks: list[CompiledCheck] = field(default_factory=list)
+    mutations: list[CompiledMutation] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.resolved.name
+
+    @property
+    def descriptor(self) -> InterceptorDescriptor:
+        return self.resolved.descriptor
+
+    def rule_refs(self) -> list[RuleRef]:
+        return [c.ref for c in self.checks] + [m.ref for m in self.mutations]
+
+
+def compile_interceptor(resolved: ResolvedInterceptor, env: CompileEnv) -> CompiledInterceptor:
+    compiled = CompiledInterceptor(resolved)
+    for rule in resolved.rules:
+        ref = rule_ref(resolved.name, rule)
+        if resolved.is_validator:
+            compiled.checks.append(compile_check(rule, ref, env))
+        else:
+            compiled.mutations.append(compile_mutation(rule, ref, env))  # type: ignore[arg-type]
+    return compiled
+
+
+class PolicySet:
+    """Compiled interceptors, invocable by name, in the order they were written."""
+
+    def __init__(self, model: PolicySetModel, limits: Limits | None = None) -> None:
+        self.model = model
+        self.limits = limits or Limits()
+        env = CompileEnv(model.patterns, {})
+        self._interceptors: dict[str, CompiledInterceptor] = {}
+        for resolved in model.interceptors:
+            self._interceptors[resolved.name] = compile_interceptor(resolved, env)
+
+    # -- InterceptorProvider -------------------------------------------------
+
+    def descriptors(self) -> list[InterceptorDescriptor]:
+        return [i.descriptor for i in self._interceptors.values()]
+
+    async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
+        context = params.context.to_wire() if params.context is not None else None
+        return self.invoke_sync(
+            params.name, params.event, params.phase, params.payload, params.config, context
+        )
+
+    # -- library API ---------------------------------------------------------
+
+    @property
+    def interceptors(self) -> Mapping[str, CompiledInterceptor]:
+        return self._interceptors
+
+    def invoke_sync(
+        self,
+        name: str,
+        event: str,
+        phase: Phase,
+        payload: Any,
+        config: dict[str, Any] | None = None,
+        context: dict[str, Any] | InvocationContext | None = None,
+        trace: Trace | None = None,
+    ) -> ValidationResult | MutationResult:
+        """Run one interceptor exactly as `interceptor/invoke` would, without a round trip."""
+        interceptor = self._interceptors.get(name)
+        if interceptor is None:
+            raise unknown_interceptor(name, sorted(self._interceptors))
+        if not interceptor.descriptor.hooks_event(event, phase):
+            raise not_hooked(name, event, phase)
+        params = resolve_config(name, interceptor.resolved.params, config)
+        check_bounds(payload, self.limits, name)
+        if isinstance(context, InvocationContext):
+            context = context.to_wire()
+        ctx = EvalContext(payload, event, phase, params, context or {})
+        started = time.perf_counter()
+        try:
+            if interceptor.resolved.is_validator:
+                result: ValidationResult | MutationResult = run_validator(
+                    name, interceptor.checks, ctx, trace
+                )
+            else:
+                result = run_mutator(name, interceptor.mutations, ctx, trace)
+        except InterceptorError:
+            raise
+        except (PayloadTooDeep, RecursionError) as exc:
+            raise execution_failed(name, f"payload too deep to evaluate: {exc}") from exc
+        except Exception as exc:  # a bug in evaluation must still answer, not crash
+            raise execution_failed(name, f"{type(exc).__name__}: {exc}") from exc
+        elapsed = (time.perf_counter() - started) * 1000
+        return result.model_copy(update={"duration_ms": round(elapsed, 3)})
+
+
+def compile_model(result: CheckResult, limits: Limits | None = None) -> PolicySet:
+    if not result.ok or result.model is None:
+        raise CompileError(result)
+    return PolicySet(result.model, limits)
+
+
+def compile_policies(paths: Iterable[str | Path], limits: Limits | None = None) -> PolicySet:
+    """Check and compile `.policy` files and directories; raise CompileError on errors."""
+    return compile_model(check_paths(paths), limits)
+
+
+def compile_sources(sources: dict[str, str], limits: Limits | None = None) -> PolicySet:
+    """Like `compile_policies`, from in-memory text keyed by file name."""
+    return compile_model(check_sources(sources), limits)

@@ -1,0 +1,81 @@
+"""Lowers the sugar rules (tool and model lists, limits) to plain check rules.
+
+After lowering, validators have one rule form to evaluate. Model lists are
+event-aware: sampling requests carry model hints, LLM completions a model.
+"""
+
+from __future__ import annotations
+
+from ..language import ast
+from ..language.diagnostics import Span
+
+SIZE_UNITS = {None: 1, "b": 1, "kb": 1024, "mb": 1024 * 1024}
+MODEL_PATHS = {
+    "sampling/createMessage": "$.modelPreferences.hints[*].name",
+    "llm/completion": "$.model",
+}
+
+
+def _event_is(name: str, span: Span) -> ast.Condition:
+    return ast.Compare("==", ast.EventRef(span=span), ast.Literal_(name, span=span), span=span)
+
+
+def lower_list_rule(rule: ast.ListRule) -> ast.CheckRule:
+    span = rule.span
+    if rule.subject == "tools":
+        subject: ast.Condition = ast.Like(ast.PathRef("$.name", span=span), rule.globs, span=span)
+        default = (
+            "tool is not on the allow list"
+            if rule.effect == "allow"
+            else ("tool is on the deny list")
+        )
+        condition = ast.Not(subject, span=span) if rule.effect == "allow" else subject
+        condition = ast.And((_event_is("tools/call", span), condition), span=span)
+    else:
+        # allow: every requested model must match; deny: none may match.
+        branches: list[ast.Condition] = []
+        for event, path in MODEL_PATHS.items():
+            like = ast.Like(
+                ast.PathRef(path, span=span),
+                rule.globs,
+                quantifier="all" if rule.effect == "allow" else None,
+                span=span,
+            )
+            test: ast.Condition = ast.Not(like, span=span) if rule.effect == "allow" else like
+            branches.append(ast.And((_event_is(event, span), test), span=span))
+        condition = ast.Or(tuple(branches), span=span)
+        default = (
+            "model is not on the allow list"
+            if rule.effect == "allow"
+            else ("model is on the deny list")
+        )
+    return ast.CheckRule("deny", condition, False, rule.message or default, rule.code, span=span)
+
+
+def lower_limit_rule(rule: ast.LimitRule) -> ast.CheckRule:
+    span = rule.span
+    if rule.kind == "size":
+        limit = int(rule.limit) * SIZE_UNITS[rule.unit]
+        operand: ast.Operand = ast.Call("size", ast.PathRef("$", span=span), span=span)
+        default = f"payload is larger than {limit} bytes"
+    elif rule.kind == "length":
+        assert rule.path is not None
+        limit = int(rule.limit)
+        operand = ast.Call("length", rule.path, span=span)
+        default = f"value is longer than {limit}"
+    else:
+        assert rule.path is not None
+        limit = int(rule.limit)
+        operand = ast.Call("count", rule.path, span=span)
+        default = f"more than {limit} values"
+    condition = ast.Compare(">", operand, ast.Literal_(limit, span=span), span=span)
+    return ast.CheckRule("deny", condition, False, rule.message or default, rule.code, span=span)
+
+
+def lower_validator_rule(rule: ast.Rule) -> ast.CheckRule:
+    if isinstance(rule, ast.ListRule):
+        return lower_list_rule(rule)
+    if isinstance(rule, ast.LimitRule):
+        return lower_limit_rule(rule)
+    assert isinstance(rule, ast.CheckRule)
+    return rule

@@ -1,0 +1,42 @@
+"""What evaluation records about each rule, for results, `--explain` and coverage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..language.diagnostics import Span
+
+
+@dataclass(frozen=True)
+class RuleRef:
+    """A rule's identity: its code (declared or derived) and where it is written."""
+
+    code: str
+    span: Span
+    kind: str
+
+    @property
+    def source(self) -> str:
+        return f"{self.span.file}:{self.span.line}"
+
+
+@dataclass
+class RuleEvent:
+    """One rule that fired (validators) or changed the payload (mutators)."""
+
+    rule: RuleRef
+    path: str | None
+    message: str | None = None
+    severity: str | None = None
+    before: Any = None
+    after: Any = None
+    count: int = 0
+
+
+@dataclass
+class Trace:
+    """Collected only when asked for: which rules ran and what they did."""
+
+    evaluated: list[RuleRef] = field(default_factory=list)
+    events: list[RuleEvent] = field(default_factory=list)

@@ -1,0 +1,112 @@
+"""Validator blocks: every rule is evaluated; the result follows the SEP.
+
+`valid` is false exactly when an error-severity (`deny`) rule fired; the
+top-level severity is the highest that fired. A message carries the path of
+the offending value and never the value itself unless the rule's message
+asks for it with `{value}`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..language import ast
+from ..language.path_syntax import format_location
+from ..wire import Severity, ValidationMessage, ValidationResult
+from .conditions import CompileEnv, ConditionFn, EvalContext, Location, compile_condition
+from .sugar import lower_validator_rule
+from .trace import RuleEvent, RuleRef, Trace
+
+SEVERITIES: dict[str, Severity] = {"deny": "error", "warn": "warn", "info": "info"}
+_RANK = {"info": 0, "warn": 1, "error": 2}
+MAX_ECHO = 80
+
+
+def render_message(template: str, values: dict[str, str]) -> str:
+    """Replace `{name}` placeholders; unknown ones stay as written (no format-string tricks)."""
+    out = template
+    for key, value in values.items():
+        out = out.replace("{" + key + "}", value)
+    return out
+
+
+def echo(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= MAX_ECHO else text[: MAX_ECHO - 1] + "…"
+
+
+@dataclass
+class CompiledCheck:
+    ref: RuleRef
+    severity: Severity
+    condition: ConditionFn
+    unless: bool
+    message: str
+
+    def fire(self, ctx: EvalContext) -> Location | None:
+        witness = self.condition(ctx)
+        if self.unless:
+            return () if witness is None else None
+        return witness
+
+
+def compile_check(rule: ast.Rule, ref: RuleRef, env: CompileEnv) -> CompiledCheck:
+    lowered = lower_validator_rule(rule)
+    message = lowered.message or f"policy rule {ref.code} matched"
+    return CompiledCheck(
+        ref,
+        SEVERITIES[lowered.severity],
+        compile_condition(lowered.condition, env),
+        lowered.unless,
+        message,
+    )
+
+
+def run_validator(
+    name: str, checks: list[CompiledCheck], ctx: EvalContext, trace: Trace | None
+) -> ValidationResult:
+    messages: list[ValidationMessage] = []
+    highest: Severity | None = None
+    for check in checks:
+        if trace is not None:
+            trace.evaluated.append(check.ref)
+        location = check.fire(ctx)
+        if location is None:
+            continue
+        path = format_location(location) if location else None
+        text = check.message
+        if "{" in text:
+            text = render_message(
+                text,
+                {
+                    "path": path or "$",
+                    "event": ctx.event,
+                    "phase": ctx.phase,
+                    "interceptor": name,
+                    "value": _value_at(ctx.payload, location),
+                },
+            )
+        messages.append(ValidationMessage(path=path, message=text, severity=check.severity))
+        if highest is None or _RANK[check.severity] > _RANK[highest]:
+            highest = check.severity
+        if trace is not None:
+            trace.events.append(RuleEvent(check.ref, path, text, check.severity))
+    return ValidationResult(
+        interceptor=name,
+        phase=ctx.phase,  # type: ignore[arg-type]
+        valid=highest != "error",
+        severity=highest,
+        messages=messages or None,
+    )
+
+
+def _value_at(payload: Any, location: Location) -> str:
+    value = payload
+    for step in location:
+        try:
+            value = value[step]
+        except (KeyError, IndexError, TypeError):
+            return ""
+    return echo(value)
