@@ -165,6 +165,25 @@ def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> Co
     )
 
 
+def changed_leaves(
+    old: Any, new: Any, location: tuple[str | int, ...]
+) -> list[tuple[tuple[str | int, ...], Any, Any]]:
+    """Where two versions of a subtree differ, leaf by leaf (used only for traces)."""
+    if old is new:
+        return []
+    if isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
+        out = []
+        for key in old:
+            out += changed_leaves(old[key], new[key], (*location, key))
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        out = []
+        for index, (a, b) in enumerate(zip(old, new, strict=True)):
+            out += changed_leaves(a, b, (*location, index))
+        return out
+    return [] if old == new else [(location, old, new)]
+
+
 def _json_equal_fast(a: Any, b: Any) -> bool:
     return a is b or (type(a) is type(b) and a == b)
 
@@ -198,9 +217,15 @@ def run_mutator(
                 if _json_equal_fast(new, value):
                     return KEEP
                 if trace is not None:
-                    events.append(
-                        RuleEvent(mutation.ref, format_location(location), before=value, after=new)
-                    )
+                    for where, old_leaf, new_leaf in changed_leaves(value, new, location):
+                        events.append(
+                            RuleEvent(
+                                mutation.ref,
+                                format_location(where),
+                                before=old_leaf,
+                                after=new_leaf,
+                            )
+                        )
                 return new
 
             after, changed = mutation.path.update(before, update)

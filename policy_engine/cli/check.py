@@ -1,0 +1,52 @@
+"""`policyc check PATH...`: parse, resolve, check and lint; print diagnostics."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..language.codes import CODES
+from ..language.diagnostics import render_github, render_sarif, render_text
+from ..language.pipeline import check_paths, expand_paths
+from .exit_codes import ExitCode
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "github", "sarif"]),
+    default="text",
+    show_default=True,
+)
+@click.option("--strict", is_flag=True, help="Warnings fail the check too.")
+@click.option("--max-diagnostics", default=100, show_default=True, help="Cap on reported problems.")
+def check(paths: tuple[str, ...], output_format: str, strict: bool, max_diagnostics: int) -> None:
+    """Check policy files (directories are searched for *.policy)."""
+    files = expand_paths(paths)
+    if not files:
+        click.echo("policyc: no .policy files found", err=True)
+        sys.exit(ExitCode.USAGE)
+    result = check_paths(files, cap=max_diagnostics)
+    diagnostics = result.diagnostics
+    if output_format == "json":
+        click.echo(json.dumps({"diagnostics": [d.to_json() for d in diagnostics]}, indent=2))
+    elif output_format == "github":
+        for d in diagnostics:
+            click.echo(render_github(d))
+    elif output_format == "sarif":
+        click.echo(render_sarif(diagnostics, CODES))
+    else:
+        for d in diagnostics:
+            click.echo(render_text(d, result.sources), err=False)
+            click.echo()
+        if result.truncated:
+            click.echo(f"... and {result.truncated} more (raise --max-diagnostics to see them)")
+        errors, warnings = len(result.errors), len(result.warnings)
+        summary = f"{len(files)} file(s) checked: {errors} error(s), {warnings} warning(s)"
+        click.echo(summary, err=True)
+    failed = bool(result.errors) or (strict and bool(result.warnings))
+    sys.exit(ExitCode.PROBLEMS if failed else ExitCode.SUCCESS)

@@ -1,0 +1,49 @@
+"""Reading the JSON and policy inputs every command shares, with usage errors
+instead of tracebacks."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from ..compiler import CompileError, PolicySet, compile_policies
+from ..language.pipeline import expand_paths
+from .exit_codes import ExitCode
+
+
+def fail(message: str, code: ExitCode = ExitCode.USAGE) -> NoReturn:
+    click.echo(f"policyc: {message}", err=True)
+    sys.exit(code)
+
+
+def load_json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(f"{what} is not valid JSON: {exc}")
+
+
+def read_json_source(source: str | None, what: str) -> Any:
+    """`-` reads stdin, anything else is a file; None means an empty object."""
+    if source is None:
+        return {}
+    if source == "-":
+        return load_json(sys.stdin.read(), what)
+    try:
+        with open(source, encoding="utf-8") as handle:
+            return load_json(handle.read(), what)
+    except OSError as exc:
+        fail(f"cannot read {what} `{source}`: {exc.strerror}")
+
+
+def compile_or_exit(paths: tuple[str, ...]) -> PolicySet:
+    if not expand_paths(paths):
+        fail("no .policy files found")
+    try:
+        return compile_policies(paths)
+    except CompileError as exc:
+        click.echo(exc.diagnostics_text, err=True)
+        fail(f"{len(exc.diagnostics)} error(s) in the policy set", ExitCode.PROBLEMS)

@@ -1,0 +1,63 @@
+"""The SEP chain over a compiled policy set in this process, with rule traces.
+
+`policyc eval` and `policyc test` use this: the same ordering and failure
+rules as a chain over remote servers, with no JSON-RPC round trip, and a
+trace of which rules ran so results can be explained and covered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..chain import InterceptorChain
+from ..compiler import PolicySet, Trace
+from ..wire import (
+    ChainExecutionParams,
+    ChainExecutionResult,
+    InterceptorDescriptor,
+    InvokeParams,
+    MutationResult,
+    Side,
+    ValidationResult,
+)
+
+
+@dataclass
+class TracingProvider:
+    """A PolicySet seen as a provider that remembers the trace of every invoke."""
+
+    policy_set: PolicySet
+    traces: list[tuple[str, Trace]] = field(default_factory=list)
+
+    def descriptors(self) -> list[InterceptorDescriptor]:
+        return self.policy_set.descriptors()
+
+    async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
+        trace = Trace()
+        self.traces.append((params.name, trace))
+        context = params.context.to_wire() if params.context is not None else None
+        return self.policy_set.invoke_sync(
+            params.name, params.event, params.phase, params.payload, params.config, context, trace
+        )
+
+    def trace_of(self, name: str) -> Trace | None:
+        for traced, trace in self.traces:
+            if traced == name:
+                return trace
+        return None
+
+
+async def run_local_chain(
+    provider: TracingProvider,
+    params: ChainExecutionParams,
+    side: Side,
+    extra_servers: list[str] | None = None,
+    chain_config: Any = None,
+) -> ChainExecutionResult:
+    """One chain execution over the policy set (and any remote servers given)."""
+    provider.traces.clear()
+    async with InterceptorChain.connect(
+        local={"policies": provider}, servers=extra_servers or [], config=chain_config
+    ) as chain:
+        return await chain.execute(params, side=side)

@@ -1,0 +1,171 @@
+"""Policy tests: given a message, expect a decision, messages and a payload.
+
+Test blocks live in any `.policy` file of the set (by convention in
+`*_test.policy` files beside the policies). Each runs the whole set's chain
+unless it says `only`. The side defaults to the one the conformance suite
+assumes (a client: sending requests, receiving responses).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..chain import side_for
+from ..compiler import PolicySet, RuleRef
+from ..language import ast
+from ..wire import ChainExecutionParams, ChainExecutionResult, InvocationContext, Phase, Side
+from .local_chain import TracingProvider, run_local_chain
+
+
+@dataclass
+class CaseResult:
+    file: str
+    name: str
+    line: int
+    passed: bool
+    failures: list[str] = field(default_factory=list)
+    result: ChainExecutionResult | None = None
+    duration_s: float = 0.0
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}::{self.name}"
+
+
+@dataclass
+class Coverage:
+    """Rules that fired (or changed the payload) in at least one test, per file."""
+
+    rules: dict[str, list[RuleRef]]
+    fired: set[tuple[str, int]]
+
+    def file_ratio(self, file: str) -> tuple[int, int]:
+        refs = self.rules.get(file, [])
+        hit = sum(1 for r in refs if (r.span.file, r.span.line) in self.fired)
+        return hit, len(refs)
+
+    def missed_lines(self, file: str) -> list[int]:
+        return sorted(
+            r.span.line
+            for r in self.rules.get(file, [])
+            if (r.span.file, r.span.line) not in self.fired
+        )
+
+    @property
+    def percent(self) -> float:
+        total = sum(len(v) for v in self.rules.values())
+        hit = sum(self.file_ratio(f)[0] for f in self.rules)
+        return 100.0 if total == 0 else 100.0 * hit / total
+
+
+@dataclass
+class TestReport:
+    cases: list[CaseResult]
+    coverage: Coverage
+    duration_s: float
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return [c for c in self.cases if not c.passed]
+
+
+def _payload_diff(expected: Any, actual: Any) -> str:
+    want = json.dumps(expected, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+    got = json.dumps(actual, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+    return "\n".join(difflib.unified_diff(want, got, "expected", "actual", lineterm=""))
+
+
+def _messages(result: ChainExecutionResult) -> list[str]:
+    return [m.message for r in result.results for m in (r.messages or [])]
+
+
+def _check(case: ast.TestBlock, result: ChainExecutionResult, fired_codes: set[str]) -> list[str]:
+    failures: list[str] = []
+    decision = "allow" if result.status == "success" else "deny"
+    messages = _messages(result)
+    for statement in case.statements:
+        if isinstance(statement, ast.ExpectDecision) and statement.decision != decision:
+            reason = f" ({result.aborted_at.reason})" if result.aborted_at else ""
+            failures.append(f"expected {statement.decision}, got {decision}{reason}")
+        elif isinstance(statement, ast.ExpectMessage) and statement.text not in messages:
+            failures.append(
+                f"expected message {statement.text!r}; messages were {messages or 'none'}"
+            )
+        elif isinstance(statement, ast.ExpectCode) and statement.code not in fired_codes:
+            failures.append(
+                f"expected rule `{statement.code}` to fire; fired: {sorted(fired_codes) or 'none'}"
+            )
+        elif isinstance(statement, ast.ExpectNoMessages) and messages:
+            failures.append(f"expected no messages, got {messages}")
+        elif isinstance(statement, ast.ExpectPayload) and result.final_payload != statement.payload:
+            failures.append(
+                "final payload differs:\n" + _payload_diff(statement.payload, result.final_payload)
+            )
+    return failures
+
+
+def _params(case: ast.TestBlock) -> tuple[ChainExecutionParams, Side]:
+    given = next(s for s in case.statements if isinstance(s, ast.Given))
+    phase: Phase = given.phase
+    side: Side = side_for("client", phase)
+    configs: dict[str, dict[str, Any]] = {}
+    names: list[str] | None = None
+    context: InvocationContext | None = None
+    for statement in case.statements:
+        if isinstance(statement, ast.SideSetting):
+            side = statement.side
+        elif isinstance(statement, ast.TestConfig):
+            configs[statement.interceptor] = statement.config
+        elif isinstance(statement, ast.Only):
+            names = list(statement.names)
+        elif isinstance(statement, ast.TestContext):
+            context = InvocationContext.model_validate(statement.context)
+    params = ChainExecutionParams(
+        event=given.event,
+        phase=phase,
+        payload=given.payload,
+        interceptors=names,
+        config=configs or None,
+        context=context,
+    )
+    return params, side
+
+
+async def run_tests(policy_set: PolicySet, name_filter: str | None = None) -> TestReport:
+    started = time.perf_counter()
+    provider = TracingProvider(policy_set)
+    rules: dict[str, list[RuleRef]] = defaultdict(list)
+    for compiled in policy_set.interceptors.values():
+        for ref in compiled.rule_refs():
+            rules[ref.span.file].append(ref)
+    fired: set[tuple[str, int]] = set()
+    cases: list[CaseResult] = []
+    for file, case in policy_set.model.tests:
+        if name_filter and name_filter not in case.name:
+            continue
+        case_started = time.perf_counter()
+        params, side = _params(case)
+        result = await run_local_chain(provider, params, side)
+        codes: set[str] = set()
+        for _, trace in provider.traces:
+            for event in trace.events:
+                codes.add(event.rule.code)
+                fired.add((event.rule.span.file, event.rule.span.line))
+        failures = _check(case, result, codes)
+        cases.append(
+            CaseResult(
+                file,
+                case.name,
+                case.span.line,
+                not failures,
+                failures,
+                result,
+                time.perf_counter() - case_started,
+            )
+        )
+    return TestReport(cases, Coverage(dict(rules), fired), time.perf_counter() - started)
