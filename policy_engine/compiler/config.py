@@ -10,7 +10,7 @@ from typing import Any
 
 from ..language.model import ResolvedParam
 from ..language.resolve import value_fits
-from ..wire.errors import InterceptorError, invalid_params
+from ..wire.errors import invalid_params
 
 
 def resolve_config(

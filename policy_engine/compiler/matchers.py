@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import re2
 
@@ -74,8 +75,9 @@ class TextMatcher:
         self._regex = re2.compile("|".join(groups), re2_options())
         self._needs_check = any(spec.check for spec in self.specs)
 
-    def _spec_of(self, match: re2._Match) -> PatternSpec:
-        group = match.lastgroup
+    def _spec_of(self, match: re2._Match[str]) -> PatternSpec:
+        # The stubs type `lastgroup` as int; at run time it is the group's name.
+        group: Any = match.lastgroup
         return self.specs[int(group[1:])] if group else self.specs[0]
 
     def hits(self, text: str) -> Iterator[Hit]:
@@ -105,7 +107,7 @@ def glob_regex(glob: str) -> str:
         elif char.isalnum() or char == "_":
             out.append(char)
         else:
-            out.append("\\x{%x}" % ord(char))
+            out.append(f"\\x{{{ord(char):x}}}")
     return "".join(out)
 
 
@@ -116,7 +118,9 @@ class GlobMatcher:
         self.globs = tuple(globs)
         if globs:
             body = "|".join(f"(?:{glob_regex(g)})" for g in globs)
-            self._regex: re2._Regexp | None = re2.compile(f"(?s)\\A(?:{body})\\z", re2_options())
+            self._regex: re2._Regexp[str] | None = re2.compile(
+                f"(?s)\\A(?:{body})\\z", re2_options()
+            )
         else:
             self._regex = None
 

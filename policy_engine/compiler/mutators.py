@@ -106,6 +106,37 @@ class CompiledMutation:
         holds = self.guard(ctx) is not None
         return not holds if self.unless else holds
 
+    def apply(
+        self, payload: Any, pattern_counts: Counts, events: list[RuleEvent] | None
+    ) -> tuple[Any, int]:
+        """The payload after this rule, and how many locations it changed.
+
+        ``events`` collects a before/after pair per changed leaf when tracing.
+        """
+        if self.is_set:
+            after, changed = self.path.set(payload, self.set_value)
+            if changed and events is not None:
+                events.append(RuleEvent(self.ref, self.source, after=self.set_value))
+            return after, changed
+        transform = self.transform
+
+        def update(value: Any, location: tuple[str | int, ...]) -> Any:
+            if transform is None:
+                if events is not None:
+                    events.append(RuleEvent(self.ref, format_location(location), before=value))
+                return REMOVE
+            new = transform(value, pattern_counts)
+            if _json_equal_fast(new, value):
+                return KEEP
+            if events is not None:
+                for where, old_leaf, new_leaf in changed_leaves(value, new, location):
+                    events.append(
+                        RuleEvent(self.ref, format_location(where), before=old_leaf, after=new_leaf)
+                    )
+            return new
+
+        return self.path.update(payload, update)
+
 
 def _value_transform(rule: ast.MutatorRule, env: CompileEnv) -> Transform | None:
     patterns = getattr(rule, "patterns", ())
@@ -199,44 +230,12 @@ def run_mutator(
             trace.evaluated.append(mutation.ref)
         if not mutation.applies(ctx):
             continue
-        before = ctx.payload
-        events: list[RuleEvent] = []
-        if mutation.is_set:
-            after, changed = mutation.path.set(before, mutation.set_value)
-        else:
-            transform = mutation.transform
-
-            def update(value: Any, location: tuple[str | int, ...]) -> Any:
-                if transform is None:
-                    if trace is not None:
-                        events.append(
-                            RuleEvent(mutation.ref, format_location(location), before=value)
-                        )
-                    return REMOVE
-                new = transform(value, info_patterns)
-                if _json_equal_fast(new, value):
-                    return KEEP
-                if trace is not None:
-                    for where, old_leaf, new_leaf in changed_leaves(value, new, location):
-                        events.append(
-                            RuleEvent(
-                                mutation.ref,
-                                format_location(where),
-                                before=old_leaf,
-                                after=new_leaf,
-                            )
-                        )
-                return new
-
-            after, changed = mutation.path.update(before, update)
+        events: list[RuleEvent] | None = [] if trace is not None else None
+        after, changed = mutation.apply(ctx.payload, info_patterns, events)
         if changed:
             ctx.payload = after
             info_rules[mutation.ref.code] = info_rules.get(mutation.ref.code, 0) + changed
-            if trace is not None:
-                if mutation.is_set:
-                    events.append(
-                        RuleEvent(mutation.ref, mutation.source, after=mutation.set_value)
-                    )
+            if trace is not None and events:
                 trace.events.extend(events)
     modified = bool(info_rules) and ctx.payload is not original
     info: dict[str, Any] | None = None

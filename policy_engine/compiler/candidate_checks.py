@@ -1,0 +1,198 @@
+"""Validators run on each regex match of a built-in pattern before it counts.
+
+A regex can find something shaped like a card number, an IBAN or a secret, but
+not tell a real one from a lookalike: that takes a checksum or a statistic.
+``BuiltinPattern.check`` names one of ``CANDIDATE_CHECKS``; the compiler calls
+it with the matched text (group 0) and drops the match when it returns False.
+They run once per candidate, never per input character, so each is a single
+linear pass with no allocation beyond small ints. None of them raises on any
+``str``: arbitrary text yields False, never an exception.
+
+Notes on the google-re2 Python API (read from ``re2/__init__.py`` of
+google-re2 1.1, the package installed here), for whoever compiles these:
+
+* ``re2.Options()`` has settable attributes ``max_mem`` (bytes, default
+  8 MiB = ``8 << 20``), ``case_sensitive``, ``longest_match``, ``never_nl``,
+  ``dot_nl``, ``never_capture``, ``posix_syntax``, ``word_boundary``,
+  ``perl_classes``, ``one_line``, ``literal``, ``log_errors`` and
+  ``encoding`` (``re2.Options.Encoding.UTF8`` or ``.LATIN1``). Pass it as
+  ``re2.compile(pattern, options)``; compiled regexps are cached (LRU, 128)
+  keyed by pattern and option values.
+* ``re2.Set.SearchSet(options)`` (also ``MatchSet``/``FullMatchSet`` for
+  anchored sets) wraps RE2::Set: ``s.Add(pattern) -> int`` index (raises
+  ``re2.error`` on a bad pattern), then ``s.Compile()`` (raises if it fails),
+  then ``s.Match(text)`` returns a list of the indexes of the patterns that
+  match anywhere, in no particular order, or ``None`` when none does (the
+  google-re2-stubs say ``bool | None``; that is wrong). A Set reports *which*
+  patterns match, not where: use it as a cheap prefilter, then run the
+  individual regexes that hit for spans. Its ``options`` apply to every
+  member, so per-pattern flags must be inline, e.g. ``(?i:...)``.
+* ``max_mem`` bounds both the compiled program (too big fails with
+  ``re2.error("pattern too large - compile failed")``, or "failed to compile
+  Set") and the DFA cache at match time. If a Set's DFA runs out of memory,
+  RE2::Set::Match returns false and only logs "DFA out of memory", which the
+  wrapper turns into ``None``: indistinguishable from "no match". So give a
+  Set of many patterns a raised budget
+  (``o = re2.Options(); o.max_mem = 64 << 20``); all built-ins together
+  compile to about 3,900 instructions and fit the default 8 MiB.
+* Errors come as ``re2.error`` with the message as the only argument; RE2
+  also logs parse errors to stderr (set ``log_errors = False`` to silence).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+__all__ = [
+    "CANDIDATE_CHECKS",
+    "IBAN_LENGTHS",
+    "assigned_value",
+    "high_entropy",
+    "iban_valid",
+    "luhn_valid",
+    "secret_value_check",
+]
+
+_DIGITS = "0123456789"
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+# Payment cards never go beyond 19 digits; ISO/IEC 7812 allows 8 and up.
+_LUHN_MIN_DIGITS = 2
+
+
+def luhn_valid(s: str) -> bool:
+    """True if the ASCII digits of ``s`` (spaces and dashes ignored) pass Luhn.
+
+    Any other character, or fewer than two digits, makes it False: a single
+    digit "passes" trivially and says nothing.
+    """
+    total = 0
+    count = 0
+    for ch in reversed(s):
+        if ch in " -":
+            continue
+        if ch not in _DIGITS:
+            return False
+        digit = ord(ch) - 48
+        if count % 2 == 1:
+            digit *= 2
+            if digit > 9:
+                digit -= 9
+        total += digit
+        count += 1
+    return count >= _LUHN_MIN_DIGITS and total % 10 == 0
+
+
+# Total IBAN length per country (ISO 13616 registry). Not exhaustive: a country
+# missing here is rejected, which errs towards not redacting lookalikes.
+IBAN_LENGTHS: Mapping[str, int] = MappingProxyType(
+    {
+        "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16,
+        "BG": 22, "BH": 22, "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28,
+        "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24,
+        "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18,
+        "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23,
+        "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32,
+        "LI": 21, "LT": 20, "LU": 20, "LV": 21, "LY": 25, "MC": 27, "MD": 24,
+        "ME": 22, "MK": 19, "MN": 20, "MR": 27, "MT": 31, "MU": 30, "NL": 18,
+        "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24,
+        "RS": 22, "RU": 33, "SA": 24, "SC": 31, "SD": 18, "SE": 24, "SI": 19,
+        "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24, "TR": 26,
+        "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+    }
+)  # fmt: skip
+
+
+def iban_valid(s: str) -> bool:
+    """True if ``s`` (spaces ignored, any case) is an IBAN with a valid mod-97 check.
+
+    Country code and total length must agree with ``IBAN_LENGTHS``; the
+    check digits make the rearranged number congruent to 1 mod 97.
+    """
+    compact = s.replace(" ", "")
+    if not compact.isascii():  # str.upper() maps some non-ASCII letters to ASCII
+        return False
+    compact = compact.upper()
+    if len(compact) != IBAN_LENGTHS.get(compact[:2], -1):
+        return False
+    if compact[2] not in _DIGITS or compact[3] not in _DIGITS:
+        return False
+    remainder = 0
+    for ch in compact[4:] + compact[:4]:
+        if ch in _DIGITS:
+            remainder = (remainder * 10 + ord(ch) - 48) % 97
+        elif ch in _UPPER:
+            remainder = (remainder * 100 + ord(ch) - 55) % 97
+        else:
+            return False
+    return remainder == 1
+
+
+def high_entropy(s: str, min_bits_per_char: float = 3.0) -> bool:
+    """True if the Shannon entropy of ``s`` is at least ``min_bits_per_char`` per char.
+
+    Give it the value only (see ``assigned_value``): the label would add
+    letters and inflate the figure. Generated keys score about 4-5.5 bits per
+    character; repeated or sequential placeholders score far lower. The
+    empty string has no entropy and is False.
+    """
+    n = len(s)
+    if n == 0:
+        return False
+    counts: dict[str, int] = {}
+    for ch in s:
+        counts[ch] = counts.get(ch, 0) + 1
+    bits = sum(c * math.log2(n / c) for c in counts.values()) / n
+    # A small tolerance so that an exact threshold (e.g. 16 distinct
+    # characters against 4.0) is not lost to floating-point rounding.
+    return bits + 1e-9 >= min_bits_per_char
+
+
+def assigned_value(match: str) -> str:
+    """The value part of a ``label = value`` / ``"label": "value"`` match.
+
+    Everything after the first ``:`` or ``=``, minus the rest of the
+    assignment operator (``=>``, ``:=``), whitespace and quotes. The label
+    never contains those characters, so the first one starts the operator.
+    Text without an operator is returned unchanged.
+    """
+    cut = min((i for i in (match.find(":"), match.find("=")) if i >= 0), default=-1)
+    if cut < 0:
+        return match
+    return match[cut + 1 :].lstrip("=> \t\r\n\f\v\"'")
+
+
+def _character_kinds(s: str) -> int:
+    """How many of ASCII lowercase, uppercase and digits occur in ``s``."""
+    lower = upper = digit = 0
+    for ch in s:
+        if "a" <= ch <= "z":
+            lower = 1
+        elif "A" <= ch <= "Z":
+            upper = 1
+        elif "0" <= ch <= "9":
+            digit = 1
+    return lower + upper + digit
+
+
+def secret_value_check(match: str) -> bool:
+    """The "entropy" check: the assigned value looks generated, not written.
+
+    Shannon entropy alone (>= 3.0 bits/char) passes prose such as
+    ``my-very-long-but-plain`` (3.8) and counters such as ``1234567890123456``
+    (3.25), so the value must also mix at least two of lowercase, uppercase
+    and digits, as generated keys (base62, base64, hex) practically always do.
+    """
+    value = assigned_value(match)
+    return _character_kinds(value) >= 2 and high_entropy(value)
+
+
+CANDIDATE_CHECKS: Mapping[str, Callable[[str], bool]] = MappingProxyType(
+    {
+        "luhn": luhn_valid,
+        "iban": iban_valid,
+        "entropy": secret_value_check,
+    }
+)
