@@ -97,7 +97,7 @@ class AstBuilder(Transformer[Token, Any]):
         kind, name, *rest = children
         description = version = None
         statements = []
-        for item in rest:
+        for item in _flatten(rest):
             if isinstance(item, _Header):
                 if item.field == "description":
                     description = item.value
@@ -126,15 +126,42 @@ class AstBuilder(Transformer[Token, Any]):
 
     # -- settings ------------------------------------------------------------
 
-    def hook(self, meta: Meta, children: list[Any]) -> ast.Hook:
+    def hook(self, meta: Meta, children: list[Any]) -> list[Any]:
+        """A hook, or a hook and a block `priority` setting.
+
+        Statements are not separated by newlines, so the grammar attaches a
+        `priority` line that follows a hook to the hook. It belongs to the
+        hook only when written on the hook's own line; otherwise it is split
+        off here as the block setting it reads as.
+        """
         events, phases, priority = children
-        return ast.Hook(events, phases, priority, span=self._span(meta))
+        if priority is None:
+            return [ast.Hook(events, phases, None, span=self._span(meta))]
+        last = events[-1].span
+        keyword: Token = priority.keyword
+        if priority.both is not None and keyword.line == last.line:
+            return [ast.Hook(events, phases, priority.both, span=self._span(meta))]
+        end_column = last.end_column + 1 + len(phases)
+        hook_span = Span(self.file, meta.line, meta.column, last.line, end_column)
+        setting_span = Span(
+            self.file, keyword.line or 1, keyword.column or 1, meta.end_line, meta.end_column
+        )
+        setting = ast.PrioritySetting(priority.both, priority.per_phase, span=setting_span)
+        return [ast.Hook(events, phases, None, span=hook_span), setting]
 
     def event_list(self, meta: Meta, children: list[Any]) -> tuple[ast.EventName, ...]:
         return tuple(ast.EventName(str(t), span=self._tspan(t)) for t in children)
 
-    def hook_priority(self, meta: Meta, children: list[Any]) -> int | float:
-        return self._number(children[0])
+    def hook_priority(self, meta: Meta, children: list[Any]) -> _Priority:
+        keyword, number = children
+        return _Priority(keyword, self._number(number), ())
+
+    def hook_phase_priority(self, meta: Meta, children: list[Any]) -> _Priority:
+        keyword, *rest = children
+        pairs = tuple(
+            (rest[i], self._number(rest[i + 1])) for i in range(0, len(rest), 2) if rest[i]
+        )
+        return _Priority(keyword, None, pairs)
 
     def phases(self, meta: Meta, children: list[Any]) -> str:
         return str(children[0])
@@ -453,6 +480,25 @@ def _plain(value: Any) -> Any:
         inner = value.value
         return list(inner) if isinstance(inner, tuple) else inner
     return value
+
+
+def _flatten(items: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        out.extend(item if isinstance(item, list) else [item])
+    return out
+
+
+class _Priority:
+    def __init__(
+        self,
+        keyword: Token,
+        both: int | float | None,
+        per_phase: tuple[tuple[ast.PhaseName, int | float], ...],
+    ) -> None:
+        self.keyword = keyword
+        self.both = both
+        self.per_phase = per_phase
 
 
 class _Header:

@@ -11,7 +11,13 @@ import difflib
 from dataclasses import dataclass
 
 from lark import Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from . import ast
 from .build_ast import AstBuildError, build
@@ -80,9 +86,13 @@ def parse_source(text: str, file: str = "<string>") -> ParseOutcome:
         items = build(tree, file)
     except UnexpectedInput as exc:
         return ParseOutcome(None, (_syntax_diagnostic(exc, text, file),))
-    except AstBuildError as exc:
+    except VisitError as wrapped:
+        # lark wraps whatever a transformer method raises in a VisitError.
+        cause = wrapped.orig_exc
+        if not isinstance(cause, AstBuildError):
+            raise
         return ParseOutcome(
-            None, (Diagnostic("E005", Severity.ERROR, exc.message, exc.span, exc.help),)
+            None, (Diagnostic("E005", Severity.ERROR, cause.message, cause.span, cause.help),)
         )
     comments = tuple(
         ast.Comment(str(t).rstrip(), span=_token_span(file, t)) for t in comment_tokens
@@ -122,7 +132,31 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
             "E003", Severity.ERROR, message, Span(file, line, column, line, column + 1), help_text
         )
     assert isinstance(exc, UnexpectedToken)
+    glued = _name_glued_to_dollar(exc.token, text, file)
+    if glued is not None:
+        return glued
     return _unexpected_token(exc, file, line, column)
+
+
+def _name_glued_to_dollar(token: Token, text: str, file: str) -> Diagnostic | None:
+    """`$name`: the lexer reads a bare `$` path, then a name it cannot place."""
+    start = token.start_pos
+    if (
+        token.type not in {"NAME", "IDENT", "EVENT", "PATTERN_NAME"}
+        or start is None
+        or start < 1
+        or text[start - 1] != "$"
+    ):
+        return None
+    span = _token_span(file, token)
+    return Diagnostic(
+        "E004",
+        Severity.ERROR,
+        f"malformed JSONPath `${token}`",
+        Span(file, span.line, span.column - 1, span.end_line, span.end_column),
+        f"write `$.{token}`; a path looks like `$.field`, `$..field`, `$.list[*].field` "
+        "or `$['odd key']`",
+    )
 
 
 def _unexpected_character(
@@ -304,7 +338,8 @@ def _expected_words(terminals: set[str]) -> str:
 
 
 def _end_position(text: str) -> tuple[int, int]:
-    lines = text.split("\n")
+    """Just after the last non-blank character, so the caret lands on a line that exists."""
+    lines = text.rstrip().split("\n")
     return len(lines), len(lines[-1]) + 1
 
 

@@ -307,11 +307,15 @@ def _config_schema(params: dict[str, ResolvedParam]) -> dict[str, Any]:
 
 
 def _check_references(model: PolicySetModel) -> Iterator[Diagnostic]:
+    # Pattern and context names are looked up in every interceptor block, also
+    # those left out of the model (no hooks, duplicate name), so their problems
+    # are still reported and the patterns they use are not reported as unused.
     used_patterns: set[str] = set()
-    for interceptor in model.interceptors:
-        used_params: set[str] = set()
-        for rule in interceptor.rules:
-            for ref in find(rule, ast.PatternName):
+    for policy in model.files:
+        for item in policy.items:
+            if not isinstance(item, ast.Interceptor):
+                continue
+            for ref in find(item, ast.PatternName):
                 used_patterns.add(ref.name)
                 if ref.name not in model.patterns:
                     hint = did_you_mean(ref.name, model.patterns)
@@ -321,6 +325,11 @@ def _check_references(model: PolicySetModel) -> Iterator[Diagnostic]:
                         ref.span,
                         hint or "define it with `pattern NAME = /regex/` or use a built-in pattern",
                     )
+            for context_ref in find(item, ast.ContextRef):
+                yield from _check_context_ref(context_ref)
+    for interceptor in model.interceptors:
+        used_params: set[str] = set()
+        for rule in interceptor.rules:
             for param_ref in find(rule, ast.ParamRef):
                 used_params.add(param_ref.name)
                 if param_ref.name not in interceptor.params:
@@ -331,8 +340,6 @@ def _check_references(model: PolicySetModel) -> Iterator[Diagnostic]:
                         param_ref.span,
                         hint or f'declare it: `param {param_ref.name}: string = "..."`',
                     )
-            for context_ref in find(rule, ast.ContextRef):
-                yield from _check_context_ref(context_ref)
         for name, param in interceptor.params.items():
             if name not in used_params:
                 yield warning("W306", f"param `{name}` is never used", param.span)

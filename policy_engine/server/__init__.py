@@ -1,0 +1,44 @@
+"""The embedded SEP-2624 interceptor server.
+
+Serves any ``InterceptorProvider`` over MCP (stdio or streamable HTTP) with
+``interceptors/list`` and ``interceptor/invoke``. Modules, one job each:
+
+- ``source``: the provider source (a zero-argument callable) and a swappable cell
+- ``catalog``: per-provider descriptor index and the advertised capability
+- ``service``: the two methods, transport-free, every failure a SEP error code
+- ``app``: the SDK server: method registration, capability on both handshakes
+- ``framing`` / ``stdio``: a stdio transport that answers every line
+- ``http_app`` / ``auth``: streamable HTTP behind uvicorn, bearer-token auth
+- ``decision_log``: one JSON line per invoke
+- ``reload``: polling file watcher that swaps providers atomically
+"""
+
+from .app import INVOKE_METHOD, LIST_METHOD, build_server
+from .auth import AuthConfigError, token_from_env
+from .catalog import EXTENSION_ID
+from .decision_log import Decision, DecisionLog
+from .http_app import build_http_app, serve_http
+from .reload import CompileFailure, Reloader
+from .serve import serve_stdio
+from .service import InterceptorService
+from .source import ProviderCell, ProviderSource, static_source
+
+__all__ = [
+    "EXTENSION_ID",
+    "INVOKE_METHOD",
+    "LIST_METHOD",
+    "AuthConfigError",
+    "CompileFailure",
+    "Decision",
+    "DecisionLog",
+    "InterceptorService",
+    "ProviderCell",
+    "ProviderSource",
+    "Reloader",
+    "build_http_app",
+    "build_server",
+    "serve_http",
+    "serve_stdio",
+    "static_source",
+    "token_from_env",
+]

@@ -7,9 +7,15 @@ the conformance fixtures require.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+)
 from pydantic.alias_generators import to_camel
 
 Phase = Literal["request", "response"]
@@ -18,6 +24,10 @@ InterceptorType = Literal["validation", "mutation"]
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
+
+# A positive whole number of milliseconds. Strict, so a peer sending "10" is told
+# so instead of having the string quietly coerced.
+TimeoutMs = Annotated[int, Field(gt=0, strict=True)]
 
 
 class WireModel(BaseModel):
@@ -33,3 +43,27 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready dict for this object, with unset optionals left out."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def keep_required_nulls(
+    self: BaseModel, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+) -> dict[str, Any]:
+    """Wrap serializer that puts back required fields holding JSON ``null``.
+
+    Attach it with ``_name = model_serializer(mode="wrap")(keep_required_nulls)``;
+    pydantic requires the first parameter to be called ``self``.
+
+    ``exclude_none`` is there to leave out optionals that were never set, but it
+    also drops a required ``Any`` field whose value is ``null`` on purpose (a
+    null payload, a suggestion to set a value to null). The dump would then be
+    missing a required key and would not parse again.
+    """
+    data: dict[str, Any] = handler(self)
+    if not info.exclude_none:
+        return data
+    excluded = info.exclude or ()
+    for name, field in type(self).model_fields.items():
+        if field.is_required() and name not in excluded and getattr(self, name) is None:
+            key = field.alias if info.by_alias and field.alias else name
+            data.setdefault(key, None)
+    return data

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_serializer
 
-from ._base import InterceptorType, Phase, Severity, WireModel
+from ._base import InterceptorType, Phase, Severity, TimeoutMs, WireModel, keep_required_nulls
 from .descriptor import Hook, Mode, normalize_mode
 from .invoke import InvocationContext, ValidationMessage
 from .priority import PriorityHint
@@ -24,7 +24,7 @@ class InterceptorOverrides(WireModel):
     fail_open: bool | None = None
     priority_hint: PriorityHint | None = None
     mode: Mode | None = None
-    timeout_ms: int | None = Field(default=None, gt=0)
+    timeout_ms: TimeoutMs | None = None
     hooks: list[Hook] | None = None
 
     _normalize_mode = field_validator("mode", mode="before")(normalize_mode)
@@ -36,8 +36,10 @@ class ChainExecutionParams(WireModel):
     payload: Any
     interceptors: list[str] | None = None
     config: dict[str, dict[str, Any]] | None = None
-    timeout_ms: int | None = Field(default=None, gt=0)
+    timeout_ms: TimeoutMs | None = None
     context: InvocationContext | None = None
+
+    _keep_null_payload = model_serializer(mode="wrap")(keep_required_nulls)
 
 
 class ChainResultEntry(WireModel):
@@ -64,9 +66,14 @@ class ValidationSummary(WireModel):
 
 
 class AbortedAt(WireModel):
+    """Where and why a chain stopped. ``timeoutMs`` is set only for timeouts: the
+    limit that expired, which the SEP's timeout error reports.
+    """
+
     interceptor: str
     reason: str
     type: Literal["validation", "mutation", "timeout"]
+    timeout_ms: int | None = None
 
 
 class ChainExecutionResult(WireModel):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_serializer
 
-from ._base import InterceptorType, Phase, Severity, WireModel
+from ._base import InterceptorType, Phase, Severity, TimeoutMs, WireModel, keep_required_nulls
 from .descriptor import InterceptorDescriptor
 
 
@@ -44,8 +44,10 @@ class InvokeParams(WireModel):
     phase: Phase
     payload: Any
     config: dict[str, Any] | None = None
-    timeout_ms: Annotated[int, Field(gt=0, strict=True)] | None = None
+    timeout_ms: TimeoutMs | None = None
     context: InvocationContext | None = None
+
+    _keep_null_payload = model_serializer(mode="wrap")(keep_required_nulls)
 
 
 class ValidationMessage(WireModel):
@@ -57,6 +59,8 @@ class ValidationMessage(WireModel):
 class Suggestion(WireModel):
     path: str
     value: Any
+
+    _keep_null_value = model_serializer(mode="wrap")(keep_required_nulls)
 
 
 class _ResultBase(WireModel):
@@ -80,11 +84,9 @@ class MutationResult(_ResultBase):
     modified: bool
     payload: Any
 
-    def to_wire(self) -> dict[str, Any]:
-        """Keep ``payload`` even when it is JSON ``null``: the SEP makes it required."""
-        data = super().to_wire()
-        data["payload"] = self.payload
-        return data
+    # ``payload`` stays in the dump even when it is JSON ``null``: the SEP makes it
+    # required, and this holds wherever the result is nested.
+    _keep_null_payload = model_serializer(mode="wrap")(keep_required_nulls)
 
 
 InvokeResult = Annotated[ValidationResult | MutationResult, Field(discriminator="type")]

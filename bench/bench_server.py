@@ -1,0 +1,339 @@
+"""Invoke round trip and throughput of the policyc server, against a no-op baseline.
+
+Every figure is measured twice in the same run: once against policyc serving a
+trivial allow-all interceptor, once against a bare SDK server whose
+``interceptor/invoke`` handler returns a constant, on the same transport. The
+ratio between the two is policyc's own per-invoke cost. Clients are raw
+JSON-RPC (pipes, or HTTP posts) so the client side costs the same for both.
+
+    python bench/bench_server.py               # full run, prints a table
+    python bench/bench_server.py --quick       # smaller counts
+    python bench/bench_server.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import anyio
+import httpx2
+
+INVOKE_PARAMS = {
+    "name": "allow-all",
+    "event": "tools/call",
+    "phase": "request",
+    "payload": {"name": "echo", "arguments": {"note": "hello"}},
+}
+INIT_PARAMS = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "bench", "version": "0"},
+}
+
+
+# --------------------------------------------------------------------------- servers
+
+
+def _allow_all_source() -> Any:
+    from policy_engine.server import static_source
+    from policy_engine.wire import Hook, InterceptorDescriptor, InvokeParams, ValidationResult
+
+    class AllowAll:
+        descriptor = InterceptorDescriptor(
+            name="allow-all",
+            type="validation",
+            hooks=[Hook(events=["tools/call"], phase="request")],
+        )
+
+        def descriptors(self) -> list[InterceptorDescriptor]:
+            return [self.descriptor]
+
+        async def invoke(self, params: InvokeParams) -> ValidationResult:
+            return ValidationResult(interceptor=params.name, phase=params.phase, valid=True)
+
+    return static_source(AllowAll())
+
+
+def _policyc_server() -> Any:
+    from policy_engine.server import build_server
+
+    return build_server(_allow_all_source())
+
+
+def _noop_server() -> Any:
+    from mcp.server.lowlevel.server import Server
+    from mcp_types import RequestParams
+    from pydantic import ConfigDict
+
+    class Loose(RequestParams):
+        model_config = ConfigDict(extra="allow")
+
+    result = {"interceptor": "allow-all", "type": "validation", "phase": "request", "valid": True}
+
+    async def invoke(ctx: Any, params: Loose) -> dict[str, Any]:
+        return result
+
+    server: Server[Any] = Server("noop")
+    server.add_request_handler("interceptor/invoke", Loose, invoke)
+    return server
+
+
+def serve(impl: str, transport: str) -> None:
+    server = _policyc_server() if impl == "policyc" else _noop_server()
+
+    async def run() -> None:
+        if transport == "stdio-fast":
+            from policy_engine.server import serve_stdio
+
+            await serve_stdio(_allow_all_source())
+            return
+        if transport == "http":
+            import uvicorn
+
+            from policy_engine.server.http_app import _AnnouncingServer, _bind, security_settings
+
+            app = server.streamable_http_app(
+                json_response=True, transport_security=security_settings("127.0.0.1")
+            )
+            sock = _bind("127.0.0.1", 0)
+            port = sock.getsockname()[1]
+            config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+
+            def ready() -> None:
+                print(f"READY {port}", flush=True)
+
+            await _AnnouncingServer(config, ready).serve(sockets=[sock])
+            return
+        if transport == "stdio-ours":
+            from policy_engine.server.stdio import stdio_transport as streams
+        else:
+            from mcp.server.stdio import stdio_server as streams
+        async with streams() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(run)
+
+
+# --------------------------------------------------------------------------- clients
+
+
+@dataclass
+class Figures:
+    impl: str
+    transport: str
+    median_ms: float
+    p99_ms: float
+    throughput: float
+    in_flight: int
+
+
+def _request(request_id: int, method: str = "interceptor/invoke") -> dict[str, Any]:
+    params = INVOKE_PARAMS if method == "interceptor/invoke" else INIT_PARAMS
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+class PipeClient:
+    def __init__(self, process: anyio.abc.Process) -> None:
+        self.process = process
+        self.buffer = b""
+
+    async def send(self, messages: list[dict[str, Any]]) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+
+    async def receive(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        while b"\n" not in self.buffer:
+            self.buffer += await self.process.stdout.receive()
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        reply: dict[str, Any] = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(f"server error: {reply['error']}")
+        return reply
+
+
+async def _measure(
+    one: Callable[[int], Awaitable[None]], rounds: int, total: int, in_flight: int
+) -> tuple[float, float, float]:
+    samples = []
+    for i in range(rounds):
+        start = time.perf_counter()
+        await one(i)
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples), sorted(samples)[int(len(samples) * 0.99) - 1], 0.0
+
+
+async def bench_stdio(impl: str, transport: str, rounds: int, total: int, window: int) -> Figures:
+    command = [sys.executable, __file__, "--serve", impl, "--transport", transport]
+    async with await anyio.open_process(command, stderr=subprocess.DEVNULL) as process:
+        client = PipeClient(process)
+        await client.send([_request(0, "initialize")])
+        await client.receive()
+        await client.send([{"jsonrpc": "2.0", "method": "notifications/initialized"}])
+
+        async def one(i: int) -> None:
+            await client.send([_request(i + 1)])
+            await client.receive()
+
+        for i in range(200):  # warm up
+            await one(i)
+        median, p99, _ = await _measure(one, rounds, total, window)
+
+        start = time.perf_counter()
+        sent = received = 0
+        await client.send([_request(10_000 + k) for k in range(min(window, total))])
+        sent = min(window, total)
+        while received < total:
+            await client.receive()
+            received += 1
+            if sent < total:
+                await client.send([_request(10_000 + sent)])
+                sent += 1
+        throughput = total / (time.perf_counter() - start)
+        assert process.stdin is not None
+        await process.stdin.aclose()
+        await process.wait()
+    return Figures(impl, transport, median, p99, throughput, window)
+
+
+def _start_http(impl: str) -> tuple[subprocess.Popen[str], int]:
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--serve", impl, "--transport", "http"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    return process, int(line.split()[1])
+
+
+async def _http_session(http: httpx2.AsyncClient, url: str) -> dict[str, str]:
+    headers = {"accept": "application/json, text/event-stream"}
+    reply = await http.post(url, json=_request(0, "initialize"), headers=headers)
+    headers["mcp-session-id"] = reply.headers["mcp-session-id"]
+    headers["mcp-protocol-version"] = "2025-11-25"
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    await http.post(url, json=note, headers=headers)
+    return headers
+
+
+async def bench_http(
+    impl: str, rounds: int, clients: int, per_client: int
+) -> tuple[Figures, dict[str, Any]]:
+    process, port = _start_http(impl)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        limits = httpx2.Limits(max_connections=clients + 4)
+        async with httpx2.AsyncClient(timeout=60, limits=limits) as http:
+            headers = await _http_session(http, url)
+
+            async def one(i: int) -> None:
+                reply = await http.post(url, json=_request(i + 1), headers=headers)
+                assert reply.status_code == 200 and "result" in reply.json(), reply.text
+
+            for i in range(100):
+                await one(i)
+            median, p99, _ = await _measure(one, rounds, 0, 1)
+
+            answered = 0
+
+            async def client_run() -> None:
+                nonlocal answered
+                own = await _http_session(http, url)
+                for i in range(per_client):
+                    reply = await http.post(url, json=_request(i + 1), headers=own)
+                    body = reply.json()
+                    assert body["id"] == i + 1 and body["result"]["valid"] is True, body
+                    answered += 1
+
+            start = time.perf_counter()
+            async with anyio.create_task_group() as tg:
+                for _ in range(clients):
+                    tg.start_soon(client_run)
+            elapsed = time.perf_counter() - start
+        load = {"impl": impl, "clients": clients, "perClient": per_client, "answered": answered}
+        figures = Figures(impl, "http", median, p99, answered / elapsed, clients)
+        return figures, load
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+# --------------------------------------------------------------------------- report
+
+STDIO_RUNS = [
+    ("noop", "stdio-sdk"),
+    ("policyc", "stdio-sdk"),
+    ("noop", "stdio-ours"),
+    ("policyc", "stdio-ours"),
+    ("policyc", "stdio-fast"),
+]
+
+
+def _ratio_rows(figures: list[Figures]) -> list[str]:
+    rows = []
+    by_key = {(f.impl, f.transport): f for f in figures}
+    for transport in dict.fromkeys(f.transport for f in figures):
+        ours, base = by_key.get(("policyc", transport)), by_key.get(("noop", transport))
+        if ours and base:
+            rows.append(
+                f"{transport:<11} median ratio {ours.median_ms / base.median_ms:5.2f}  "
+                f"throughput ratio {ours.throughput / base.throughput:5.2f}"
+            )
+    return rows
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    rounds = 300 if args.quick else 2000
+    total = 2000 if args.quick else 10_000
+    clients, per_client = (10, 20) if args.quick else (50, 200)
+    figures: list[Figures] = []
+    for impl, transport in STDIO_RUNS:
+        figures.append(await bench_stdio(impl, transport, rounds, total, args.window))
+    loads = []
+    for impl in ("noop", "policyc"):
+        result, load = await bench_http(impl, rounds // 2, clients, per_client)
+        figures.append(result)
+        loads.append(load)
+    return {"figures": [asdict(f) for f in figures], "httpLoad": loads, "cpus": os.cpu_count()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--serve", choices=["policyc", "noop"])
+    parser.add_argument("--transport", default="stdio-ours")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--window", type=int, default=16, help="requests in flight (stdio)")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve, args.transport)
+        return
+    report = anyio.run(main_async, args)
+    print(f"{'server':<8} {'transport':<11} {'median ms':>10} {'p99 ms':>8} {'invokes/s':>10}")
+    figures = [Figures(**f) for f in report["figures"]]
+    for f in figures:
+        print(
+            f"{f.impl:<8} {f.transport:<11} {f.median_ms:10.3f} {f.p99_ms:8.3f} "
+            f"{f.throughput:10.0f}  ({f.in_flight} in flight)"
+        )
+    print("\n".join(_ratio_rows(figures)))
+    for load in report["httpLoad"]:
+        print(f"http load {load['impl']}: {load['answered']} of {load['clients'] * load['perClient']} answered")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(report, out, indent=2)
+
+
+if __name__ == "__main__":
+    main()

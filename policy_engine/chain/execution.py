@@ -1,0 +1,339 @@
+"""One chain execution, exactly as SEP-2624's execution model prescribes.
+
+Select the entries hooked on the event and phase, order them (mutators by
+resolved priority then name, validators by name), and run the two stages in
+the order the trust boundary demands: a sender mutates then validates (what
+crosses the boundary is checked last), a receiver validates then mutates
+(nothing untrusted is transformed before it is checked).
+
+Mutators run one after another, each fed the previous output; the running
+payload only replaces the input once the whole stage succeeded, so a failed
+chain never hands back a half-mutated payload. Validators run concurrently
+and all of them finish before the verdict. Audit interceptors are run and
+recorded but can neither block nor change the payload.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+
+from policy_engine.wire import (
+    AbortedAt,
+    ChainExecutionParams,
+    ChainExecutionResult,
+    ChainResultEntry,
+    ChainStatus,
+    InterceptorError,
+    InvokeParams,
+    MutationResult,
+    Severity,
+    Side,
+    ValidationResult,
+    ValidationSummary,
+)
+from policy_engine.wire.errors import TIMEOUT
+
+from .entry import ChainEntry
+
+Failure = Literal["crash", "timeout", "cancelled"]
+AbortKind = Literal["validation", "mutation", "timeout"]
+# How a validator blocks the chain, if it does.
+Block = Literal["verdict", "crash", "timeout", "cancelled"] | None
+_STATUS: dict[AbortKind, ChainStatus] = {
+    "validation": "validation_failed",
+    "mutation": "mutation_failed",
+    "timeout": "timeout",
+}
+
+
+@dataclass
+class _Outcome:
+    """What one invocation produced: a result, or why there is none."""
+
+    entry: ChainEntry
+    result: ValidationResult | MutationResult | None = None
+    failure: Failure | None = None
+    reason: str = ""
+    timeout_ms: int | None = None
+    duration_ms: float = 0.0
+
+
+def select_entries(
+    entries: Sequence[ChainEntry], params: ChainExecutionParams
+) -> tuple[list[ChainEntry], list[ChainEntry]]:
+    """The mutators in execution order and the validators in report order.
+
+    Both sorts are stable, so entries that tie exactly (the same name on two
+    hosts) keep the order the hosts were given in.
+    """
+    names = set(params.interceptors) if params.interceptors is not None else None
+    chosen = [
+        entry
+        for entry in entries
+        if entry.fires_on(params.event, params.phase) and (names is None or entry.name in names)
+    ]
+    mutators = sorted(
+        (e for e in chosen if e.type == "mutation"),
+        key=lambda e: e.priority(params.phase),
+    )
+    validators = sorted((e for e in chosen if e.type == "validation"), key=lambda e: e.name)
+    return mutators, validators
+
+
+async def execute_chain(
+    entries: Sequence[ChainEntry],
+    params: ChainExecutionParams,
+    *,
+    side: Side,
+    default_timeout_ms: int | None = None,
+) -> ChainExecutionResult:
+    if side not in ("sending", "receiving"):
+        raise ValueError(f"side must be `sending` or `receiving`, not `{side}`")
+    started = time.perf_counter()
+    mutators, validators = select_entries(entries, params)
+    run = _Run(params, default_timeout_ms)
+    stage_order: list[tuple[Callable[[list[ChainEntry]], Awaitable[None]], list[ChainEntry]]] = [
+        (run.mutate, mutators),
+        (run.validate, validators),
+    ]
+    stages = stage_order if side == "sending" else stage_order[::-1]
+    limit = params.timeout_ms
+    with anyio.move_on_after(limit / 1000 if limit else None) as deadline:
+        for stage, group in stages:
+            await stage(group)
+            if run.aborted is not None:
+                break
+    if deadline.cancelled_caught:
+        run.chain_timed_out(limit or 0)
+    return run.result(time.perf_counter() - started)
+
+
+class _Run:
+    """The mutable state of one execution: running payload, results, verdict."""
+
+    def __init__(self, params: ChainExecutionParams, default_timeout_ms: int | None) -> None:
+        self.params = params
+        self.default_timeout_ms = default_timeout_ms
+        self.payload = params.payload
+        self.results: list[ChainResultEntry] = []
+        self.counts: dict[Severity, int] = {"error": 0, "warn": 0, "info": 0}
+        self.aborted: AbortedAt | None = None
+        self.status: ChainStatus = "success"
+        self._mutating: ChainEntry | None = None
+        self._validating: tuple[list[ChainEntry], dict[int, _Outcome]] | None = None
+
+    # stages
+
+    async def mutate(self, mutators: list[ChainEntry]) -> None:
+        payload = self.payload
+        for entry in mutators:
+            self._mutating = entry
+            outcome = await self._invoke(entry, payload)
+            self._mutating = None
+            audit = entry.mode == "audit"
+            if outcome.failure is not None:
+                self._record_failure(outcome)
+                if audit or entry.fail_open:
+                    continue
+                kind: AbortKind = "timeout" if outcome.failure == "timeout" else "mutation"
+                self._abort(entry, kind, outcome.reason, outcome.timeout_ms)
+                return
+            result = outcome.result
+            assert isinstance(result, MutationResult)
+            output = result.payload if result.modified else payload
+            self.results.append(
+                self._entry(outcome, modified=result.modified, payload=output, info=result.info)
+            )
+            if not audit:
+                payload = output
+        self.payload = payload
+
+    async def validate(self, validators: list[ChainEntry]) -> None:
+        outcomes: dict[int, _Outcome] = {}
+        self._validating = (validators, outcomes)
+
+        async def one(index: int, entry: ChainEntry) -> None:
+            outcomes[index] = await self._invoke(entry, self.payload)
+
+        async with anyio.create_task_group() as tg:
+            for index, entry in enumerate(validators):
+                tg.start_soon(one, index, entry)
+        self._validating = None
+        self._decide(
+            [(self._record_validation(outcomes[i]), outcomes[i]) for i in range(len(validators))]
+        )
+
+    def chain_timed_out(self, limit_ms: int) -> None:
+        """Record what the chain deadline interrupted, and fail the chain with ``timeout``."""
+        reason = f"chain timeout after {limit_ms} ms"
+        running: list[ChainEntry] = []
+        if self._mutating is not None:
+            running.append(self._mutating)
+            self.results.append(self._cancelled(self._mutating, reason))
+        if self._validating is not None:
+            validators, outcomes = self._validating
+            for index, entry in enumerate(validators):
+                if index in outcomes:
+                    self._record_validation(outcomes[index])
+                else:
+                    running.append(entry)
+                    self.results.append(self._cancelled(entry, reason))
+        name = running[0].name if running else "(chain)"
+        self._abort_named(name, "timeout", reason, limit_ms)
+
+    # one invocation
+
+    async def _invoke(self, entry: ChainEntry, payload: object) -> _Outcome:
+        """Run one interceptor under its own timeout; never raises for its failures."""
+        limit = entry.timeout_ms(self.default_timeout_ms)
+        params = InvokeParams(
+            name=entry.name,
+            event=self.params.event,
+            phase=self.params.phase,
+            # A private copy: a local provider gets what a remote one would, a
+            # value it cannot share with the caller or with other interceptors.
+            payload=copy.deepcopy(payload),
+            config=entry.invoke_config((self.params.config or {}).get(entry.name)),
+            timeout_ms=limit,
+            context=self.params.context,
+        )
+        outcome = _Outcome(entry)
+        started = time.perf_counter()
+        try:
+            with anyio.move_on_after(limit / 1000 if limit else None) as scope:
+                outcome.result = await entry.host.provider.invoke(params)
+            if scope.cancelled_caught:
+                outcome.failure, outcome.timeout_ms = "timeout", limit
+                outcome.reason = f"timed out after {limit} ms"
+            elif outcome.result is not None and outcome.result.type != entry.type:
+                outcome.failure = "crash"
+                outcome.reason = (
+                    f"returned a {outcome.result.type} result for a {entry.type} interceptor"
+                )
+                outcome.result = None
+        except InterceptorError as err:
+            outcome.failure = "timeout" if err.code == TIMEOUT else "crash"
+            outcome.reason = _describe_error(err)
+            if outcome.failure == "timeout":
+                declared = (err.data or {}).get("timeoutMs")
+                outcome.timeout_ms = declared if isinstance(declared, int) else limit
+        except Exception as err:
+            outcome.failure = "crash"
+            outcome.reason = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+        outcome.duration_ms = _ms(time.perf_counter() - started)
+        return outcome
+
+    # recording
+
+    def _record_validation(self, outcome: _Outcome) -> Block:
+        """Append the validator's entry; say whether (and how) it blocks the chain."""
+        entry = outcome.entry
+        active = entry.mode != "audit"
+        if outcome.failure is not None:
+            self._record_failure(outcome)
+            return outcome.failure if active and not entry.fail_open else None
+        result = outcome.result
+        assert isinstance(result, ValidationResult)
+        # Fail secure: a verdict of invalid that names no severity is an error.
+        severity = result.severity or (None if result.valid else "error")
+        if severity is not None:
+            self.counts[severity] += 1
+        self.results.append(
+            self._entry(
+                outcome,
+                valid=result.valid,
+                severity=severity,
+                messages=result.messages,
+                info=result.info,
+            )
+        )
+        return "verdict" if active and severity == "error" else None
+
+    def _record_failure(self, outcome: _Outcome) -> None:
+        """A crash or timeout: a warning when failOpen, an error otherwise."""
+        entry = outcome.entry
+        severity: Severity = "warn" if entry.fail_open else "error"
+        if entry.type == "validation":
+            self.counts[severity] += 1
+            self.results.append(self._entry(outcome, severity=severity, error=outcome.reason))
+        else:
+            self.results.append(self._entry(outcome, error=outcome.reason))
+
+    def _decide(self, verdicts: list[tuple[Block, _Outcome]]) -> None:
+        """Abort if any active validator blocked: a denial outranks a crash, a crash a timeout."""
+        for wanted in ("verdict", "crash", "timeout"):
+            for kind, outcome in verdicts:
+                if kind != wanted:
+                    continue
+                if kind == "timeout":
+                    self._abort(outcome.entry, "timeout", outcome.reason, outcome.timeout_ms)
+                elif kind == "crash":
+                    self._abort(outcome.entry, "validation", outcome.reason, None)
+                else:
+                    self._abort(outcome.entry, "validation", _denial(outcome.result), None)
+                return
+
+    def _abort(
+        self, entry: ChainEntry, kind: AbortKind, reason: str, timeout_ms: int | None
+    ) -> None:
+        self._abort_named(entry.name, kind, reason, timeout_ms)
+
+    def _abort_named(self, name: str, kind: AbortKind, reason: str, timeout_ms: int | None) -> None:
+        if self.aborted is not None:
+            return
+        self.status = _STATUS[kind]
+        self.aborted = AbortedAt(interceptor=name, reason=reason, type=kind, timeout_ms=timeout_ms)
+
+    def _entry(self, outcome: _Outcome, **fields: object) -> ChainResultEntry:
+        entry = outcome.entry
+        return ChainResultEntry.model_validate(
+            {
+                "interceptor": entry.name,
+                "type": entry.type,
+                "phase": self.params.phase,
+                "mode": "audit" if entry.mode == "audit" else None,
+                "duration_ms": outcome.duration_ms,
+                **fields,
+            }
+        )
+
+    def _cancelled(self, entry: ChainEntry, reason: str) -> ChainResultEntry:
+        return self._entry(_Outcome(entry), error=f"cancelled: {reason}")
+
+    def result(self, elapsed_s: float) -> ChainExecutionResult:
+        return ChainExecutionResult(
+            status=self.status,
+            event=self.params.event,
+            phase=self.params.phase,
+            results=self.results,
+            final_payload=self.payload if self.status == "success" else None,
+            validation_summary=ValidationSummary(
+                errors=self.counts["error"], warnings=self.counts["warn"], infos=self.counts["info"]
+            ),
+            total_duration_ms=_ms(elapsed_s),
+            aborted_at=self.aborted,
+        )
+
+
+def _denial(result: ValidationResult | MutationResult | None) -> str:
+    """The first error message of a denying verdict, for ``abortedAt.reason``."""
+    messages = result.messages if isinstance(result, ValidationResult) else None
+    for message in messages or []:
+        if message.severity == "error":
+            return message.message
+    return "validation failed"
+
+
+def _describe_error(err: InterceptorError) -> str:
+    reason = (err.data or {}).get("reason")
+    return f"{err.message}: {reason}" if isinstance(reason, str) and reason else err.message
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)

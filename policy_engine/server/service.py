@@ -1,0 +1,193 @@
+"""The two SEP-2624 methods, independent of any transport or SDK.
+
+Takes raw JSON params, returns the wire result or raises ``InterceptorError``
+with the SEP's code, so every failure reaches the client as a proper JSON-RPC
+error (the SDK would answer an unexpected exception with code 0).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+
+from policy_engine.wire import (
+    InterceptorError,
+    InvokeParams,
+    ListInterceptorsParams,
+    MutationResult,
+    ValidationResult,
+)
+from policy_engine.wire.errors import (
+    execution_failed,
+    invalid_params,
+    not_hooked,
+    timed_out,
+    unknown_interceptor,
+)
+
+from .catalog import Catalog, CatalogCache
+from .decision_log import Decision, DecisionLog
+from .source import ProviderSource
+
+_REASON_LIMIT = 200
+_KNOWN_NAMES_LIMIT = 50
+
+
+def _strip_meta(raw: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Drop the MCP ``_meta`` envelope: it is transport business, not SEP params."""
+    return {k: v for k, v in (raw or {}).items() if k != "_meta"}
+
+
+def _params_error(exc: ValidationError) -> InterceptorError:
+    """-32602 naming each bad field; pydantic's input echo is left out on purpose."""
+    problems = [
+        {"field": ".".join(str(part) for part in err["loc"]) or "params", "problem": err["msg"]}
+        for err in exc.errors(include_url=False, include_input=False, include_context=False)
+    ]
+    fields = list(dict.fromkeys(problem["field"] for problem in problems))
+    return invalid_params("invalid params", fields=fields, errors=problems)
+
+
+def _failure_reason(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 3] + "..."
+
+
+class InterceptorService:
+    """Serves ``interceptors/list`` and ``interceptor/invoke`` from a provider source."""
+
+    def __init__(self, source: ProviderSource, decision_log: DecisionLog | None = None) -> None:
+        self._source = source
+        self._catalogs = CatalogCache()
+        self.decision_log = decision_log
+
+    def catalog(self) -> Catalog:
+        return self._catalogs.get(self._source())
+
+    def list(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        try:
+            params = ListInterceptorsParams.model_validate(_strip_meta(raw))
+        except ValidationError as exc:
+            raise _params_error(exc) from None
+        catalog = self.catalog()
+        chosen = catalog.descriptors
+        if params.event is not None:
+            event = params.event
+            chosen = tuple(d for d in chosen if d.hooks_event(event))
+        return {"interceptors": [d.to_wire() for d in chosen]}
+
+    async def invoke(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        started = time.perf_counter()
+        body = _strip_meta(raw)
+        params: InvokeParams | None = None
+        try:
+            try:
+                params = InvokeParams.model_validate(body)
+            except ValidationError as exc:
+                raise _params_error(exc) from None
+            result = await self._run(self.catalog(), params)
+            try:
+                wire = result.to_wire()
+            except Exception as exc:
+                raise execution_failed(params.name, _failure_reason(exc)) from None
+        except InterceptorError as error:
+            self._log_error(body, params, error, started)
+            raise
+        self._log_result(params, result, started)
+        return wire
+
+    async def _run(
+        self, catalog: Catalog, params: InvokeParams
+    ) -> ValidationResult | MutationResult:
+        descriptor = catalog.by_name.get(params.name)
+        if descriptor is None:
+            known = list(catalog.by_name) if len(catalog.by_name) <= _KNOWN_NAMES_LIMIT else None
+            raise unknown_interceptor(params.name, known)
+        if not descriptor.hooks_event(params.event, params.phase):
+            raise not_hooked(params.name, params.event, params.phase)
+        try:
+            if params.timeout_ms is None:
+                result = await catalog.provider.invoke(params)
+            else:
+                with anyio.move_on_after(params.timeout_ms / 1000) as scope:
+                    result = await catalog.provider.invoke(params)
+                if scope.cancelled_caught:
+                    raise timed_out(params.name, params.timeout_ms, params.phase)
+        except InterceptorError:
+            raise
+        except Exception as exc:
+            raise execution_failed(params.name, _failure_reason(exc)) from None
+        if not isinstance(result, ValidationResult | MutationResult):
+            reason = f"provider returned {type(result).__name__}, not an invoke result"
+            raise execution_failed(params.name, reason)
+        return result
+
+    def _log_result(
+        self, params: InvokeParams, result: ValidationResult | MutationResult, started: float
+    ) -> None:
+        if self.decision_log is None:
+            return
+        context = params.context
+        if isinstance(result, ValidationResult):
+            outcome = "valid" if result.valid else "invalid"
+            severity = result.severity or (None if result.valid else "error")
+            payload, has_payload = None, False
+        else:
+            outcome = "modified" if result.modified else "unmodified"
+            severity = None
+            payload, has_payload = result.payload, True
+        self.decision_log.record(
+            Decision(
+                interceptor=params.name,
+                event=params.event,
+                phase=params.phase,
+                outcome=outcome,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                trace_id=context.trace_id if context else None,
+                session_id=context.session_id if context else None,
+                severity=severity,
+                payload=payload,
+                has_payload=has_payload,
+            )
+        )
+
+    def _log_error(
+        self,
+        body: Mapping[str, Any],
+        params: InvokeParams | None,
+        error: InterceptorError,
+        started: float,
+    ) -> None:
+        if self.decision_log is None:
+            return
+        name: str | None
+        event: str | None
+        phase: str | None
+        trace_id: str | None = None
+        session_id: str | None = None
+        if params is not None:
+            name, event, phase = params.name, params.event, params.phase
+            if params.context is not None:
+                trace_id, session_id = params.context.trace_id, params.context.session_id
+        else:
+            name, event, phase = (_str_or_none(body.get(key)) for key in ("name", "event", "phase"))
+        self.decision_log.record(
+            Decision(
+                interceptor=name,
+                event=event,
+                phase=phase,
+                outcome="error",
+                duration_ms=(time.perf_counter() - started) * 1000,
+                trace_id=trace_id,
+                session_id=session_id,
+                error_code=error.code,
+            )
+        )
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None

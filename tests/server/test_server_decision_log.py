@@ -1,0 +1,70 @@
+"""One JSON line per invoke, payloads only on request and only after mutation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.shared.exceptions import MCPError
+from server_harness import invoke, stdio_client
+
+SECRET = "sk_live_do_not_log"
+
+
+async def _invoke_mix(log: Path, *extra: str) -> list[dict[str, object]]:
+    context = {"traceId": "trace-1", "sessionId": "session-9"}
+    payload = {"name": "echo", "arguments": {"note": "hello", "token": SECRET}}
+    with anyio.fail_after(30):
+        async with stdio_client("--decision-log", str(log), *extra) as client:
+            await invoke(client, name="allow-all", payload=payload, context=context)
+            await invoke(client, name="deny-all", payload=payload, phase="response")
+            await invoke(client, name="uppercase-note", payload=payload, context=context)
+            with pytest.raises(MCPError):
+                await invoke(client, name="crash", payload=payload)
+            with pytest.raises(MCPError):
+                await invoke(client, name="nope", payload=payload)
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+async def test_decision_log_lines_without_payloads(tmp_path: Path) -> None:
+    log = tmp_path / "decisions.jsonl"
+    entries = await _invoke_mix(log)
+    assert [(e["interceptor"], e["outcome"]) for e in entries] == [
+        ("allow-all", "valid"),
+        ("deny-all", "invalid"),
+        ("uppercase-note", "modified"),
+        ("crash", "error"),
+        ("nope", "error"),
+    ]
+    first = entries[0]
+    assert set(first) == {
+        "time",
+        "interceptor",
+        "event",
+        "phase",
+        "outcome",
+        "durationMs",
+        "traceId",
+        "sessionId",
+    }
+    assert (first["event"], first["phase"], first["traceId"], first["sessionId"]) == (
+        "tools/call",
+        "request",
+        "trace-1",
+        "session-9",
+    )
+    assert str(first["time"]).endswith("Z")
+    assert isinstance(first["durationMs"], float | int)
+    assert entries[1]["severity"] == "error"
+    assert (entries[3]["errorCode"], entries[4]["errorCode"]) == (-32603, -32602)
+    assert SECRET not in log.read_text()
+
+
+async def test_decision_log_payloads_only_after_mutation(tmp_path: Path) -> None:
+    log = tmp_path / "decisions.jsonl"
+    entries = await _invoke_mix(log, "--include-payloads")
+    with_payload = [e for e in entries if "payload" in e]
+    assert [e["interceptor"] for e in with_payload] == ["uppercase-note"]
+    assert with_payload[0]["payload"]["arguments"]["note"] == "HELLO"
