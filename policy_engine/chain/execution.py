@@ -80,7 +80,7 @@ def select_entries(
     ]
     mutators = sorted(
         (e for e in chosen if e.type == "mutation"),
-        key=lambda e: e.priority(params.phase),
+        key=lambda e: (e.priority(params.phase), e.name),
     )
     validators = sorted((e for e in chosen if e.type == "validation"), key=lambda e: e.name)
     return mutators, validators

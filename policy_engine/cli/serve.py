@@ -61,7 +61,6 @@ def serve(
 ) -> None:
     """Serve policies as SEP-2624 interceptors (interceptors/list, interceptor/invoke)."""
     from ..compiler import compile_policies
-    from ..wire import InterceptorProvider
     from ..server import (
         AuthConfigError,
         DecisionLog,
@@ -72,6 +71,7 @@ def serve(
         static_source,
         token_from_env,
     )
+    from ..wire import InterceptorProvider
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="policyc: %(message)s")
     if listen is None and (auth_token_env or stateless or allowed_hosts):

@@ -16,7 +16,14 @@ from typing import Any
 from ..language import ast
 from ..language.path_syntax import format_location
 from ..wire import MutationResult
-from .conditions import CompileEnv, ConditionFn, EvalContext, compile_condition
+from .conditions import (
+    CompileEnv,
+    ConditionFn,
+    EvalContext,
+    OperandFn,
+    compile_condition,
+    compile_operand,
+)
 from .jsonpath import KEEP, REMOVE, CompiledPath
 from .matchers import TextMatcher, pattern_specs
 from .trace import RuleEvent, RuleRef, Trace
@@ -97,7 +104,7 @@ class CompiledMutation:
     unless: bool
     transform: Transform | None  # None means remove
     source: str = "$"
-    set_value: Any = None
+    set_value: OperandFn | None = None
     is_set: bool = False
 
     def applies(self, ctx: EvalContext) -> bool:
@@ -107,17 +114,15 @@ class CompiledMutation:
         return not holds if self.unless else holds
 
     def apply(
-        self, payload: Any, pattern_counts: Counts, events: list[RuleEvent] | None
+        self, ctx: EvalContext, pattern_counts: Counts, events: list[RuleEvent] | None
     ) -> tuple[Any, int]:
         """The payload after this rule, and how many locations it changed.
 
         ``events`` collects a before/after pair per changed leaf when tracing.
         """
+        payload = ctx.payload
         if self.is_set:
-            after, changed = self.path.set(payload, self.set_value)
-            if changed and events is not None:
-                events.append(RuleEvent(self.ref, self.source, after=self.set_value))
-            return after, changed
+            return self._set(ctx, events)
         transform = self.transform
 
         def update(value: Any, location: tuple[str | int, ...]) -> Any:
@@ -136,6 +141,22 @@ class CompiledMutation:
             return new
 
         return self.path.update(payload, update)
+
+    def _set(self, ctx: EvalContext, events: list[RuleEvent] | None) -> tuple[Any, int]:
+        assert self.set_value is not None
+        payload = ctx.payload
+        candidates = self.set_value(ctx)
+        if not candidates:
+            return payload, 0
+        value = candidates[0][0]
+        current = self.path.find(payload)
+        if current and all(_json_equal_fast(old, value) for old, _ in current):
+            return payload, 0
+        after, changed = self.path.set(payload, value)
+        if changed and events is not None:
+            before = current[0][0] if current else None
+            events.append(RuleEvent(self.ref, self.source, before=before, after=value))
+        return after, changed
 
 
 def _value_transform(rule: ast.MutatorRule, env: CompileEnv) -> Transform | None:
@@ -187,9 +208,15 @@ def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> Co
     unless = bool(guard.unless) if guard is not None else False
     path = env.path(rule.path.source)
     if isinstance(rule, ast.SetValue):
-        value = list(rule.value.value) if isinstance(rule.value.value, tuple) else rule.value.value
         return CompiledMutation(
-            ref, path, compiled_guard, unless, None, rule.path.source, value, True
+            ref,
+            path,
+            compiled_guard,
+            unless,
+            None,
+            rule.path.source,
+            compile_operand(rule.value, env),
+            True,
         )
     return CompiledMutation(
         ref, path, compiled_guard, unless, _value_transform(rule, env), rule.path.source
@@ -231,7 +258,7 @@ def run_mutator(
         if not mutation.applies(ctx):
             continue
         events: list[RuleEvent] | None = [] if trace is not None else None
-        after, changed = mutation.apply(ctx.payload, info_patterns, events)
+        after, changed = mutation.apply(ctx, info_patterns, events)
         if changed:
             ctx.payload = after
             info_rules[mutation.ref.code] = info_rules.get(mutation.ref.code, 0) + changed

@@ -24,7 +24,13 @@ from ..wire import (
     Phase,
     ValidationResult,
 )
-from ..wire.errors import InterceptorError, execution_failed, not_hooked, unknown_interceptor
+from ..wire.errors import (
+    InterceptorError,
+    execution_failed,
+    not_hooked,
+    timed_out,
+    unknown_interceptor,
+)
 from .bounds import Limits, check_bounds
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
@@ -113,10 +119,17 @@ class PolicySet:
         return [i.descriptor for i in self._interceptors.values()]
 
     async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
+        """`interceptor/invoke` semantics. Evaluation is synchronous and bounded by the
+        payload limits; a call that still overran its `timeoutMs` answers with the
+        SEP's timeout error rather than a late result."""
         context = params.context.to_wire() if params.context is not None else None
-        return self.invoke_sync(
+        result = self.invoke_sync(
             params.name, params.event, params.phase, params.payload, params.config, context
         )
+        limit = params.timeout_ms
+        if limit is not None and result.duration_ms is not None and result.duration_ms > limit:
+            raise timed_out(params.name, limit, params.phase)
+        return result
 
     # -- library API ---------------------------------------------------------
 

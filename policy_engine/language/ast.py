@@ -336,8 +336,11 @@ class Hash:
 
 @dataclass(frozen=True)
 class SetValue:
+    """``set PATH = VALUE``: a literal, or an expression read from the payload
+    (``upper($.arguments.note)``) that leaves the payload alone when it has no value."""
+
     path: PathRef
-    value: Literal_
+    value: Operand
     guard: Guard | None = None
     span: Span = _span()
 

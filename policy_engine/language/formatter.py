@@ -396,7 +396,7 @@ def _hash(rule: ast.Hash) -> str:
 
 @_statement.register
 def _set(rule: ast.SetValue) -> str:
-    return f"set {rule.path.source} = {_literal(rule.value.value)}{_guard(rule.guard)}"
+    return f"set {rule.path.source} = {render_operand(rule.value)}{_guard(rule.guard)}"
 
 
 @_statement.register

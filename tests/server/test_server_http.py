@@ -92,3 +92,24 @@ async def test_bearer_token_is_required() -> None:
             assert basic.status_code == 401
         async with http_client(server.url, token="s3cret-token") as client:
             assert (await invoke(client, name="allow-all"))["valid"] is True
+
+
+async def test_garbage_and_deep_nesting_get_an_answer_over_http(shared_http: HttpServer) -> None:
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            opened = await http.post(shared_http.url, json=INIT, headers=HEADERS)
+            session = {
+                **HEADERS,
+                "mcp-session-id": opened.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-11-25",
+            }
+            garbage = await http.post(shared_http.url, content=b"not json", headers=session)
+            assert (garbage.status_code, garbage.json()["error"]["code"]) == (400, -32700)
+            nested = "[" * 600 + "]" * 600
+            body = (
+                '{"jsonrpc":"2.0","id":3,"method":"interceptor/invoke","params":{"name":"allow-all",'
+                f'"event":"tools/call","phase":"request","payload":{nested}}}}}'
+            )
+            deep = await http.post(shared_http.url, content=body.encode(), headers=session)
+            assert deep.status_code == 400
+            assert deep.json()["error"]["code"] in (-32700, -32600)

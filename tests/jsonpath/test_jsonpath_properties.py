@@ -1,0 +1,317 @@
+"""Property tests: our compiled paths agree with jsonpath-ng on random documents and paths.
+
+Paths are generated as our steps, rendered to text in one of the spellings
+jsonpath-ng accepts, and parsed back with parse_path; documents are small
+random JSON values whose keys come from a tiny alphabet so that paths hit.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonpath_ng.ext import parse as jsonpath_ng_parse
+from jsonpath_ng.jsonpath import Child, Fields, Index, Root, This
+
+from policy_engine.compiler.jsonpath import REMOVE, compile_path
+from policy_engine.language import path_syntax as ps
+from policy_engine.language.path_syntax import parse_path
+
+Location = tuple[str | int, ...]
+NAMES = ("a", "b", "c", "email")
+REPLACEMENT = "<replaced>"  # never produced by the document strategy
+
+# --------------------------------------------------------------------------- documents
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-2, max_value=3),
+    st.sampled_from([0.5, 1.0, -1.5]),
+    st.sampled_from(["", "a", "x", "it's", "a@b.c"]),
+)
+
+def containers(children: st.SearchStrategy[Any], min_size: int = 0) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.dictionaries(st.sampled_from(NAMES), children, min_size=min_size, max_size=4),
+        st.lists(children, min_size=min_size, max_size=4),
+    )
+
+
+json_values = st.recursive(scalars, containers, max_leaves=25)
+# Non-empty objects and arrays at the top, or there is nothing for a path to
+# select (test_jsonpath_eval.py covers scalar and empty documents).
+documents = containers(json_values, min_size=1)
+
+# --------------------------------------------------------------------------- paths
+
+names = st.sampled_from(NAMES)
+small_ints = st.integers(min_value=-3, max_value=3)
+fields = st.lists(names, min_size=1, max_size=2).map(lambda found: ps.Field(tuple(found)))
+indexes = st.lists(small_ints, min_size=1, max_size=2).map(lambda found: ps.Index(tuple(found)))
+slices = st.builds(
+    ps.Slice,
+    st.none() | small_ints,
+    st.none() | small_ints,
+    st.none() | st.integers(min_value=-2, max_value=2).filter(bool),
+)
+literals = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-2, max_value=3),
+    st.sampled_from([0.5, 1.0, -1.5]),
+    st.sampled_from(["", "a", "x", "it's", 'q"r']),
+)
+targets = st.lists(
+    st.one_of(
+        names.map(lambda name: ps.Field((name,))),
+        st.integers(min_value=-2, max_value=2).map(lambda i: ps.Index((i,))),
+    ),
+    max_size=2,
+).map(tuple)
+filters = st.one_of(
+    st.builds(ps.Filter, targets, st.just("exists")),
+    st.builds(ps.Filter, targets, st.sampled_from(["==", "!=", "<", "<=", ">", ">="]), literals),
+)
+selectors = st.one_of(fields, st.just(ps.Wildcard()), indexes, slices, filters)
+# Weighted towards steps that usually select something, so that most examples
+# compare non-empty results (the rest check that both sides select nothing).
+segments = st.one_of(
+    fields.map(lambda step: (step,)),
+    fields.map(lambda step: (ps.Descend(), step)),
+    st.just((ps.Wildcard(),)),
+    st.just((ps.Descend(), ps.Wildcard())),
+    selectors.map(lambda step: (step,)),
+    selectors.map(lambda step: (ps.Descend(), step)),
+)
+
+
+@st.composite
+def step_lists(draw: st.DrawFn, *, max_segments: int = 3) -> tuple[ps.Step, ...]:
+    parts = draw(st.lists(segments, min_size=1, max_size=max_segments))
+    steps = tuple(step for part in parts for step in part)
+    if sum(isinstance(step, ps.Descend) for step in steps) > 2:
+        steps = tuple(step for step in steps if not isinstance(step, ps.Descend))
+    return steps
+
+
+def quote(text: str, mark: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace(mark, "\\" + mark)
+    return f"{mark}{escaped}{mark}"
+
+
+def render_literal(value: Any, mark: str) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return quote(value, mark)
+    return repr(value)
+
+
+def render_target(target: tuple[ps.Step, ...], mark: str) -> str:
+    text = "@"
+    for step in target:
+        if isinstance(step, ps.Field):
+            text += f".{step.names[0]}" if mark == "." else f"[{quote(step.names[0], mark)}]"
+        elif isinstance(step, ps.Index):
+            text += f"[{step.indexes[0]}]"
+    return text
+
+
+@st.composite
+def render_step(draw: st.DrawFn, step: ps.Step, after_descend: bool) -> str:
+    """One of the spellings jsonpath-ng accepts for ``step`` (``..`` is written by the caller)."""
+    dot = "" if after_descend else "."
+    mark = draw(st.sampled_from(["'", '"']))
+    if isinstance(step, ps.Field):
+        if len(step.names) == 1 and draw(st.booleans()):
+            return dot + step.names[0]
+        return (
+            "[" + draw(st.sampled_from([",", ", "])).join(quote(n, mark) for n in step.names) + "]"
+        )
+    if isinstance(step, ps.Wildcard):
+        return draw(st.sampled_from([dot + "*", "[*]"]))
+    if isinstance(step, ps.Index):
+        return "[" + draw(st.sampled_from([",", " , "])).join(map(str, step.indexes)) + "]"
+    if isinstance(step, ps.Slice):
+        parts = ["" if bound is None else str(bound) for bound in (step.start, step.stop)]
+        if step.step is not None or draw(st.booleans()):
+            parts.append("" if step.step is None else str(step.step))
+        return "[" + ":".join(parts) + "]"
+    if isinstance(step, ps.Filter):
+        test = render_target(step.target, draw(st.sampled_from([".", mark])))
+        if step.op != "exists":
+            test += f" {step.op} {render_literal(step.value, mark)}"
+        return draw(st.sampled_from([f"[?({test})]", f"[?{test}]"]))
+    raise AssertionError(step)
+
+
+@st.composite
+def paths(draw: st.DrawFn) -> tuple[tuple[ps.Step, ...], str]:
+    steps = draw(step_lists())
+    text = "$"
+    after_descend = False
+    for step in steps:
+        if isinstance(step, ps.Descend):
+            text += ".."
+            after_descend = True
+            continue
+        text += draw(render_step(step, after_descend))
+        after_descend = False
+    return steps, text
+
+
+# --------------------------------------------------------------------------- jsonpath-ng side
+
+
+def location_of(datum: Any, doc: Any) -> Location:
+    """jsonpath-ng's ``full_path`` as our location tuple, negative indexes normalized."""
+    keys: list[str | int] = []
+    stack = [datum.full_path]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Child):
+            stack.extend((node.right, node.left))
+        elif isinstance(node, Fields):
+            (name,) = node.fields
+            keys.append(name)
+        elif isinstance(node, Index):
+            (index,) = node.indices
+            keys.append(index)
+        else:
+            assert isinstance(node, Root | This), node
+    location: list[str | int] = []
+    value = doc
+    for key in keys:
+        if isinstance(key, int) and key < 0:
+            key += len(value)
+        location.append(key)
+        value = value[key]
+    return tuple(location)
+
+
+def jsonpath_ng_find(text: str, doc: Any) -> list[tuple[Any, Location]]:
+    return [(datum.value, location_of(datum, doc)) for datum in jsonpath_ng_parse(text).find(doc)]
+
+
+def outermost(locations: list[Location]) -> set[Location]:
+    """Distinct locations that are not inside another selected location."""
+    unique = set(locations)
+    return {loc for loc in unique if not any(loc[:size] in unique for size in range(len(loc)))}
+
+
+def assert_shared_except(old: Any, new: Any, changed: set[Location]) -> None:
+    """Every subtree with no change at or below it is the very same object in ``new``."""
+    pending: list[tuple[Any, Any, Location]] = [(old, new, ())]
+    while pending:
+        old_node, new_node, here = pending.pop()
+        if not any(loc[: len(here)] == here for loc in changed):
+            assert new_node is old_node, here
+        elif isinstance(old_node, dict) and isinstance(new_node, dict):
+            pending.extend(
+                (old_node[key], new_node[key], (*here, key))
+                for key in old_node.keys() & new_node.keys()
+            )
+
+
+def has_filter(steps: tuple[ps.Step, ...]) -> bool:
+    return any(isinstance(step, ps.Filter) for step in steps)
+
+
+# --------------------------------------------------------------------------- properties
+
+# jsonpath-ng is slow, so example counts are kept small; the whole file stays
+# within a few seconds.
+SETTINGS = settings(max_examples=250, deadline=None)
+
+
+@SETTINGS
+@given(paths())
+def test_rendered_paths_parse_back_to_their_steps(path: tuple[tuple[ps.Step, ...], str]) -> None:
+    steps, text = path
+    assert parse_path(text).steps == steps
+
+
+@SETTINGS
+@given(paths(), documents)
+def test_find_agrees_with_jsonpath_ng(path: tuple[tuple[ps.Step, ...], str], doc: Any) -> None:
+    _, text = path
+    ours = compile_path(parse_path(text))
+    expected = jsonpath_ng_find(text, doc)
+    assert ours.find(doc) == expected
+    assert ours.values(doc) == [value for value, _ in expected]
+
+
+@SETTINGS
+@given(paths().filter(lambda path: not has_filter(path[0])), documents)
+def test_update_with_a_constant_agrees_with_jsonpath_ng(
+    path: tuple[tuple[ps.Step, ...], str], doc: Any
+) -> None:
+    # Filters are excluded: jsonpath-ng's Filter.update only updates list
+    # elements and ignores matching object members, unlike its own find().
+    # test_jsonpath_update.py::test_filter_update_changes_object_members_too
+    # pins our behaviour for them.
+    _, text = path
+    before = copy.deepcopy(doc)
+    new, count = compile_path(parse_path(text)).update(doc, lambda value, loc: REPLACEMENT)
+    assert doc == before
+    expected = jsonpath_ng_parse(text).update(copy.deepcopy(doc), REPLACEMENT)
+    assert new == expected
+    changed = outermost([loc for _, loc in jsonpath_ng_find(text, doc)])
+    assert count == len(changed)
+    assert_shared_except(doc, new, changed)
+    if count == 0:
+        assert new is doc
+
+
+def _has_repeats(steps: tuple[ps.Step, ...]) -> bool:
+    return (
+        any(
+            isinstance(step, ps.Index | ps.Field)
+            and len(step.indexes if isinstance(step, ps.Index) else step.names) > 1
+            for step in steps
+        )
+        or sum(isinstance(step, ps.Descend) for step in steps) > 1
+    )
+
+
+@SETTINGS
+@given(paths().filter(lambda path: not _has_repeats(path[0])), documents)
+def test_remove_agrees_with_jsonpath_ng_filter(
+    path: tuple[tuple[ps.Step, ...], str], doc: Any
+) -> None:
+    # jsonpath-ng removes in place with `filter(fn, data)`.  Paths that can select
+    # one location twice (`[0,-1]`, `['a','a']`, two `..`) are excluded: it then
+    # removes again from the already shortened list, i.e. a different element.
+    _, text = path
+    before = copy.deepcopy(doc)
+    new, count = compile_path(parse_path(text)).update(doc, lambda value, loc: REMOVE)
+    assert doc == before
+    if isinstance(doc, dict | list):
+        expected = jsonpath_ng_parse(text).filter(lambda value: True, copy.deepcopy(doc))
+        assert new == expected
+    changed = outermost([loc for _, loc in jsonpath_ng_find(text, doc)])
+    assert count == len(changed)
+    assert_shared_except(doc, new, changed)
+
+
+@SETTINGS
+@given(st.lists(st.one_of(names, st.integers(-3, 3)), max_size=4), documents)
+def test_set_on_singular_paths_then_find_returns_the_value(keys: list[str | int], doc: Any) -> None:
+    text = "$" + "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in keys)
+    path = compile_path(parse_path(text))
+    before = copy.deepcopy(doc)
+    new, count = path.set(doc, REPLACEMENT)
+    assert doc == before
+    if count:
+        assert path.values(new) == [REPLACEMENT]
+    else:
+        assert new is doc
+        # Nothing set: either the path could not be created, or it named the value already.
+        assert path.values(doc) in ([], [REPLACEMENT])
+    if path.values(doc):
+        assert count == 1  # an existing location is always set
