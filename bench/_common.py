@@ -103,6 +103,8 @@ def fmt_ns(ns: float) -> str:
 
 
 def fmt_ratio(ratio: float) -> str:
+    if ratio < 0.1:
+        return f"{ratio:.2g}x"
     if ratio >= 100:
         return f"{ratio:,.0f}x"
     if ratio >= 10:

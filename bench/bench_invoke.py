@@ -131,13 +131,13 @@ raise "tool is blocked by policy" if:
     match("^.*_unsafe$", call.function.name)
 """
 
+# No rule binds a message: a rule over `(msg: Message)` runs once per message and
+# hits Invariant's evaluation cap (INVARIANT_MAX_ITERATIONS, 100) on long traces.
 INVARIANT_SAMPLING_POLICY = """
 raise "maxTokens over budget" if:
-    (msg: Message)
     input.maxTokens > input.budget
 
 raise "model not allowed" if:
-    (msg: Message)
     (model: str) in input.models
     not match("^(?:claude-.*|gpt-4o.*)$", model)
 """

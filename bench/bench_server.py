@@ -134,6 +134,13 @@ class Figures:
     p99_ms: float
     throughput: float
     in_flight: int
+    cpu_us: float
+    """Server CPU time per invoke in the throughput run: steadier than wall time on a busy machine."""
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _request(request_id: int, method: str = "interceptor/invoke") -> dict[str, Any]:
@@ -188,6 +195,7 @@ async def bench_stdio(impl: str, transport: str, rounds: int, total: int, window
             await one(i)
         median, p99, _ = await _measure(one, rounds, total, window)
 
+        cpu_before = _cpu_seconds(process.pid)
         start = time.perf_counter()
         sent = received = 0
         await client.send([_request(10_000 + k) for k in range(min(window, total))])
@@ -199,10 +207,11 @@ async def bench_stdio(impl: str, transport: str, rounds: int, total: int, window
                 await client.send([_request(10_000 + sent)])
                 sent += 1
         throughput = total / (time.perf_counter() - start)
+        cpu_us = (_cpu_seconds(process.pid) - cpu_before) / total * 1e6
         assert process.stdin is not None
         await process.stdin.aclose()
         await process.wait()
-    return Figures(impl, transport, median, p99, throughput, window)
+    return Figures(impl, transport, median, p99, throughput, window, cpu_us)
 
 
 def _start_http(impl: str) -> tuple[subprocess.Popen[str], int]:
@@ -256,13 +265,15 @@ async def bench_http(
                     assert body["id"] == i + 1 and body["result"]["valid"] is True, body
                     answered += 1
 
+            cpu_before = _cpu_seconds(process.pid)
             start = time.perf_counter()
             async with anyio.create_task_group() as tg:
                 for _ in range(clients):
                     tg.start_soon(client_run)
             elapsed = time.perf_counter() - start
+            cpu_us = (_cpu_seconds(process.pid) - cpu_before) / max(answered, 1) * 1e6
         load = {"impl": impl, "clients": clients, "perClient": per_client, "answered": answered}
-        figures = Figures(impl, "http", median, p99, answered / elapsed, clients)
+        figures = Figures(impl, "http", median, p99, answered / elapsed, clients, cpu_us)
         return figures, load
     finally:
         process.terminate()
@@ -287,9 +298,18 @@ def _ratio_rows(figures: list[Figures]) -> list[str]:
         ours, base = by_key.get(("policyc", transport)), by_key.get(("noop", transport))
         if ours and base:
             rows.append(
-                f"{transport:<11} median ratio {ours.median_ms / base.median_ms:5.2f}  "
-                f"throughput ratio {ours.throughput / base.throughput:5.2f}"
+                f"{transport:<11} policyc/no-op: median {ours.median_ms / base.median_ms:5.2f}  "
+                f"throughput {ours.throughput / base.throughput:5.2f}  "
+                f"cpu per invoke {ours.cpu_us / base.cpu_us:5.2f}"
             )
+    sdk, fast = by_key.get(("noop", "stdio-sdk")), by_key.get(("policyc", "stdio-fast"))
+    if sdk and fast:
+        rows.append(
+            f"{'stdio-fast':<11} vs no-op on the stock SDK stdio: "
+            f"median {fast.median_ms / sdk.median_ms:5.2f}  "
+            f"throughput {fast.throughput / sdk.throughput:5.2f}  "
+            f"cpu per invoke {fast.cpu_us / sdk.cpu_us:5.2f}"
+        )
     return rows
 
 
@@ -320,16 +340,21 @@ def main() -> None:
         serve(args.serve, args.transport)
         return
     report = anyio.run(main_async, args)
-    print(f"{'server':<8} {'transport':<11} {'median ms':>10} {'p99 ms':>8} {'invokes/s':>10}")
+    print(
+        f"{'server':<8} {'transport':<11} {'median ms':>10} {'p99 ms':>8} "
+        f"{'invokes/s':>10} {'cpu us':>7}"
+    )
     figures = [Figures(**f) for f in report["figures"]]
     for f in figures:
         print(
             f"{f.impl:<8} {f.transport:<11} {f.median_ms:10.3f} {f.p99_ms:8.3f} "
-            f"{f.throughput:10.0f}  ({f.in_flight} in flight)"
+            f"{f.throughput:10.0f} {f.cpu_us:7.0f}  ({f.in_flight} in flight)"
         )
     print("\n".join(_ratio_rows(figures)))
     for load in report["httpLoad"]:
-        print(f"http load {load['impl']}: {load['answered']} of {load['clients'] * load['perClient']} answered")
+        print(
+            f"http load {load['impl']}: {load['answered']} of {load['clients'] * load['perClient']} answered"
+        )
     if args.json:
         with open(args.json, "w") as out:
             json.dump(report, out, indent=2)

@@ -23,7 +23,10 @@ ALLOWED = {
     "cli": {"wire", "language", "compiler", "chain", "testing", "server", "cli", "__init__"},
 }
 # Third-party imports that mark a layer as transport-bound.
-FORBIDDEN_EXTERNAL = {"wire": {"mcp", "mcp_types", "lark", "click"}, "language": {"mcp", "mcp_types"}}
+FORBIDDEN_EXTERNAL = {
+    "wire": {"mcp", "mcp_types", "lark", "click"},
+    "language": {"mcp", "mcp_types"},
+}
 
 
 def _layer_imports(path: Path, layer: str) -> tuple[set[str], set[str]]:

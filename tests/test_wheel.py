@@ -14,8 +14,18 @@ REPO = Path(__file__).resolve().parents[1]
 def test_wheel_ships_the_grammar_and_runs_from_elsewhere(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation",
-         "-q", "-w", str(dist)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(REPO),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(dist),
+        ],
         check=True,
         capture_output=True,
     )

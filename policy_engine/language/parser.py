@@ -120,10 +120,11 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
     ):
         line, column = _end_position(text)
         open_line = _unclosed_brace_line(text)
+        expected = _expected_words(set(getattr(exc, "expected", None) or ()))
         help_text = (
             f"add `}}` to close the block opened on line {open_line}"
             if open_line is not None
-            else None
+            else (f"expected {expected}" if expected else None)
         )
         message = "unexpected end of file" + (
             "; a block is not closed" if open_line is not None else ""
@@ -319,6 +320,13 @@ _ALL_KEYWORDS = (
 
 def _expected_words(terminals: set[str]) -> str:
     words: list[str] = []
+    # Where a statement may end, every statement keyword would fit next; naming
+    # them all would push the continuations that matter (`and`, a message, `}`)
+    # out of the list, so they are summed up as one phrase at the end.
+    starts = {k.upper() for k in STATEMENT_KEYWORDS} & terminals
+    next_statement = "RBRACE" in terminals and len(starts) >= 5
+    if next_statement:
+        terminals = terminals - starts
     for name in sorted(terminals):
         if name in _TERMINAL_WORDS:
             word = _TERMINAL_WORDS[name]
@@ -330,6 +338,8 @@ def _expected_words(terminals: set[str]) -> str:
             word = f"`{name.lower()}`"
         if word not in words:
             words.append(word)
+    if next_statement:
+        words.append("a new statement")
     if not words:
         return ""
     if len(words) > 8:

@@ -119,11 +119,19 @@ def with_overrides(chain: InterceptorChain, **fields: Any) -> InterceptorChain:
 
 
 async def test_remote_errors_keep_their_code_and_data_and_obey_fail_open() -> None:
-    spec = stdio_server("s1", interceptor("boom", "validation", "error"))
+    spec = stdio_server(
+        "s1",
+        interceptor("boom", "validation", "error"),
+        interceptor("ok", "validation", "allow", events=["custom/ok"]),
+        minimal=True,
+    )
     with anyio.fail_after(LIMIT_S):
         async with InterceptorChain.connect(servers=[spec]) as chain:
             provider = chain.entries[0].host.provider
             assert isinstance(provider, RemoteProvider)
+            ok = await provider.invoke(
+                InvokeParams(name="ok", event="custom/ok", phase="response", payload=None)
+            )
             with pytest.raises(InterceptorError) as caught:
                 await provider.invoke(
                     InvokeParams(name="boom", event="tools/call", phase="request", payload={})
@@ -135,6 +143,13 @@ async def test_remote_errors_keep_their_code_and_data_and_obey_fail_open() -> No
             closed = await chain.execute(params(), side="sending")
             opened = await with_overrides(chain, fail_open=True).execute(params(), side="sending")
 
+    # the server sent neither the shared fields nor anything but the envelope
+    assert {k: v for k, v in ok.to_wire().items() if k != "info"} == {
+        "interceptor": "ok",
+        "type": "validation",
+        "phase": "response",
+        "valid": True,
+    }
     assert caught.value.to_wire() == {
         "code": -32603,
         "message": "Interceptor execution failed",

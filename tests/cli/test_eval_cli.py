@@ -15,7 +15,8 @@ PERSONAL = json.dumps({"name": "send", "arguments": {"email": "ann@example.com"}
 
 def _eval(runner: CliRunner, *args: str, payload: str) -> tuple[int, str]:
     result = runner.invoke(
-        cli, ["eval", *args, "--event", "tools/call", "--phase", "request", "--payload", "-"],
+        cli,
+        ["eval", *args, "--event", "tools/call", "--phase", "request", "--payload", "-"],
         input=payload,
     )
     return result.exit_code, result.output
@@ -97,7 +98,7 @@ def test_bad_payload_json_is_a_usage_error(runner: CliRunner, policies: Path) ->
 
 def test_policy_errors_are_reported_not_raised(runner: CliRunner, tmp_path: Path) -> None:
     bad = tmp_path / "bad.policy"
-    bad.write_text("validator v {\n  on tools/call request\n  deny if $.name = \"x\" \n}\n")
+    bad.write_text('validator v {\n  on tools/call request\n  deny if $.name = "x" \n}\n')
     code, output = _eval(runner, str(bad), payload=SHELL)
     assert code == 1
     assert "bad.policy:3:18: error[E004]: unexpected `=`" in output

@@ -35,7 +35,11 @@ async def test_stdio_lists_invokes_and_maps_errors(policies: Path) -> None:
         async with RemoteProvider(ServerSpec(command=(*SERVE, str(policies)))) as server:
             names = [d.name for d in await server.discover()]
             assert names == [
-                "pii-redactor", "sampling-guard", "secret-redactor", "tool-guard", "admin-only-tools",
+                "pii-redactor",
+                "sampling-guard",
+                "secret-redactor",
+                "tool-guard",
+                "admin-only-tools",
             ]
             blocked = await server.invoke(_invoke("tool-guard", SHELL))
             assert isinstance(blocked, ValidationResult)
@@ -54,7 +58,9 @@ async def test_stdio_lists_invokes_and_maps_errors(policies: Path) -> None:
 
             with pytest.raises(InterceptorError) as not_hooked:
                 await server.invoke(
-                    InvokeParams(name="tool-guard", event="tools/call", phase="response", payload={})
+                    InvokeParams(
+                        name="tool-guard", event="tools/call", phase="response", payload={}
+                    )
                 )
             assert not_hooked.value.code == -32602
 
@@ -102,7 +108,9 @@ async def test_http_with_bearer_token(policies: Path) -> None:
                 result = await server.invoke(_invoke("tool-guard", SHELL))
                 assert isinstance(result, ValidationResult) and not result.valid
             for wrong in (None, "wrong-token"):
-                with pytest.raises((DiscoveryError, InterceptorError, OSError, Exception)) as refused:
+                with pytest.raises(
+                    (DiscoveryError, InterceptorError, OSError, Exception)
+                ) as refused:
                     async with RemoteProvider(ServerSpec(url=url, bearer_token=wrong)) as server:
                         await server.discover()
                 assert "401" in repr(refused.value) or "nauthor" in repr(refused.value)
@@ -133,3 +141,57 @@ async def test_watch_keeps_the_last_good_set(tmp_path: Path) -> None:
             assert [d.name for d in await server.discover()] == ["guard", "tidy"]
             moved = await server.invoke(_invoke("guard", {"name": "mv"}))
             assert isinstance(moved, ValidationResult) and not moved.valid
+
+
+async def test_no_result_type_on_the_wire(policies: Path) -> None:
+    """Raw JSON lines: the invoke result is exactly the SEP object, nothing added."""
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "interceptor/invoke",
+            "params": {
+                "name": "tool-guard",
+                "event": "tools/call",
+                "phase": "request",
+                "payload": {"name": "ls"},
+            },
+        },
+    ]
+    import json
+
+    process = await anyio.open_process([*SERVE, str(policies)])
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        await process.stdin.send(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+        buffer = b""
+        answers: dict[int, dict[str, object]] = {}
+        with anyio.fail_after(60):
+            while 2 not in answers:
+                buffer += await process.stdout.receive()
+                *complete, buffer = buffer.split(b"\n")
+                for line in complete:
+                    message = json.loads(line)
+                    answers[message["id"]] = message
+        assert answers[2]["result"] == {
+            "interceptor": "tool-guard",
+            "type": "validation",
+            "phase": "request",
+            "durationMs": answers[2]["result"]["durationMs"],  # type: ignore[index]
+            "valid": True,
+        }
+    finally:
+        process.terminate()
+        with anyio.move_on_after(10):
+            await process.wait()

@@ -32,7 +32,11 @@ def test_shipped_policies_pass(runner: CliRunner, policies: Path) -> None:
     result = runner.invoke(cli, ["test", str(policies), "-v"])
     assert result.exit_code == 0, result.output
     assert "PASSED" in result.output and "FAILED" not in result.output
-    assert result.output.rstrip().splitlines()[-1].startswith(f"{result.output.count('PASSED')} passed, 0 failed")
+    assert (
+        result.output.rstrip()
+        .splitlines()[-1]
+        .startswith(f"{result.output.count('PASSED')} passed, 0 failed")
+    )
 
 
 def test_a_failing_expectation_exits_1_with_a_diff(runner: CliRunner, tmp_path: Path) -> None:

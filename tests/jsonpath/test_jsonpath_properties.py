@@ -33,6 +33,7 @@ scalars = st.one_of(
     st.sampled_from(["", "a", "x", "it's", "a@b.c"]),
 )
 
+
 def containers(children: st.SearchStrategy[Any], min_size: int = 0) -> st.SearchStrategy[Any]:
     return st.one_of(
         st.dictionaries(st.sampled_from(NAMES), children, min_size=min_size, max_size=4),

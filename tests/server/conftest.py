@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from server_harness import HttpServer, http_server  # noqa: E402
+from server_harness import HttpServer, http_server
 
 
 @pytest.fixture(scope="session")

@@ -66,7 +66,9 @@ async def uppercase_note(params: InvokeParams) -> Result:
         )
     payload = dict(params.payload)
     payload["arguments"] = {**payload["arguments"], "note": note.upper()}
-    return MutationResult(interceptor=params.name, phase=params.phase, modified=True, payload=payload)
+    return MutationResult(
+        interceptor=params.name, phase=params.phase, modified=True, payload=payload
+    )
 
 
 async def crash(params: InvokeParams) -> Result:

@@ -213,7 +213,9 @@ def invoke_message(request_id: int | str, **params: Any) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def http_client(url: str, mode: str = "auto", token: str | None = None) -> AsyncIterator[Client]:
+async def http_client(
+    url: str, mode: str = "auto", token: str | None = None
+) -> AsyncIterator[Client]:
     """The SDK client over streamable HTTP, optionally with a bearer token."""
     headers = {"authorization": f"Bearer {token}"} if token else {}
     async with httpx2.AsyncClient(headers=headers, timeout=30) as http:

@@ -17,9 +17,7 @@ from server_harness import list_interceptors, request, stdio_client
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "fixtures" / "protocol"
 WANTED = sorted(
-    path
-    for path in FIXTURES.glob("*.json")
-    if path.name.startswith(("list-", "invoke-"))
+    path for path in FIXTURES.glob("*.json") if path.name.startswith(("list-", "invoke-"))
 )
 
 

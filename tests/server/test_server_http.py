@@ -34,7 +34,9 @@ async def test_sdk_client_over_http(shared_http: HttpServer, mode: str) -> None:
     with anyio.fail_after(30):
         async with http_client(shared_http.url, mode) as client:
             assert capability(client)["extensions"][EXTENSION]["supportedEvents"][0] == "tools/call"
-            assert capability(client)["experimental"][EXTENSION]["supportedEvents"][0] == "tools/call"
+            assert (
+                capability(client)["experimental"][EXTENSION]["supportedEvents"][0] == "tools/call"
+            )
             assert len(await list_interceptors(client)) == 10
             assert (await invoke(client, name="uppercase-note"))["payload"]["arguments"] == {
                 "note": "HELLO"
@@ -67,9 +69,13 @@ async def test_dns_rebinding_protection_is_on(shared_http: HttpServer) -> None:
     with anyio.fail_after(30):
         async with httpx2.AsyncClient(timeout=30) as http:
             evil_host = {**HEADERS, "host": "attacker.example:80"}
-            assert (await http.post(shared_http.url, json=INIT, headers=evil_host)).status_code == 421
+            assert (
+                await http.post(shared_http.url, json=INIT, headers=evil_host)
+            ).status_code == 421
             evil_origin = {**HEADERS, "origin": "http://attacker.example"}
-            assert (await http.post(shared_http.url, json=INIT, headers=evil_origin)).status_code == 403
+            assert (
+                await http.post(shared_http.url, json=INIT, headers=evil_origin)
+            ).status_code == 403
             assert (await http.post(shared_http.url, json=INIT, headers=HEADERS)).status_code == 200
 
 

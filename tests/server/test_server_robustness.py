@@ -75,7 +75,9 @@ async def test_pipelined_invokes_are_all_answered() -> None:
             await wire.handshake()
             names = ["allow-all", "deny-all", "uppercase-note"]
             batch = "\n".join(
-                json.dumps(invoke_message(i, name=names[i % 3], payload={"arguments": {"note": f"n{i}"}}))
+                json.dumps(
+                    invoke_message(i, name=names[i % 3], payload={"arguments": {"note": f"n{i}"}})
+                )
                 for i in range(count)
             )
             await wire.send_line(batch)
