@@ -41,10 +41,10 @@ from policy_engine.wire.errors import TIMEOUT
 
 from .entry import ChainEntry
 
-Failure = Literal["crash", "timeout", "cancelled"]
+Failure = Literal["crash", "timeout"]
 AbortKind = Literal["validation", "mutation", "timeout"]
 # How a validator blocks the chain, if it does.
-Block = Literal["verdict", "crash", "timeout", "cancelled"] | None
+Block = Literal["verdict", "crash", "timeout"] | None
 _STATUS: dict[AbortKind, ChainStatus] = {
     "validation": "validation_failed",
     "mutation": "mutation_failed",

@@ -15,6 +15,7 @@ import click
 from ..wire import ChainExecutionParams, InvocationContext
 from .exit_codes import ExitCode
 from .inputs import compile_or_exit, fail, load_json, read_json_source
+from .options import limit_options, limits_from
 
 
 @click.command("eval")
@@ -36,6 +37,7 @@ from .inputs import compile_or_exit, fail, load_json, read_json_source
 @click.option("--chain-config", type=click.Path(exists=True), help="Chain config file (JSON).")
 @click.option("--timeout-ms", type=int, help="Timeout for the whole chain.")
 @click.option("--explain", is_flag=True, help="Print a human trace instead of JSON.")
+@limit_options
 def eval_command(
     paths: tuple[str, ...],
     event: str,
@@ -49,6 +51,8 @@ def eval_command(
     chain_config: str | None,
     timeout_ms: int | None,
     explain: bool,
+    max_payload_bytes: int,
+    max_depth: int,
 ) -> None:
     """Evaluate a payload against policies (and remote interceptor servers)."""
     from pydantic import ValidationError
@@ -59,7 +63,9 @@ def eval_command(
 
     if not paths and not servers and not chain_config:
         fail("give policy files, --server or --chain-config")
-    policy_set = compile_or_exit(paths) if paths else None
+    policy_set = (
+        compile_or_exit(paths, limits_from(max_payload_bytes, max_depth)) if paths else None
+    )
     payload = read_json_source(payload_source, "payload")
     try:
         params = ChainExecutionParams(

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 
 import click
 
-from ..compiler import CompileError, PolicySet, compile_policies
+from ..compiler import CompileError, Limits, PolicySet, compile_policies
 from ..language.pipeline import expand_paths
 from .exit_codes import ExitCode
 
@@ -39,11 +39,11 @@ def read_json_source(source: str | None, what: str) -> Any:
         fail(f"cannot read {what} `{source}`: {exc.strerror}")
 
 
-def compile_or_exit(paths: tuple[str, ...]) -> PolicySet:
+def compile_or_exit(paths: tuple[str, ...], limits: Limits | None = None) -> PolicySet:
     if not expand_paths(paths):
         fail("no .policy files found")
     try:
-        return compile_policies(paths)
+        return compile_policies(paths, limits)
     except CompileError as exc:
         click.echo(exc.diagnostics_text, err=True)
         fail(f"{len(exc.diagnostics)} error(s) in the policy set", ExitCode.PROBLEMS)

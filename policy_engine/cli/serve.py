@@ -17,6 +17,7 @@ import click
 
 from .exit_codes import ExitCode
 from .inputs import compile_or_exit, fail
+from .options import limit_options, limits_from
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -49,6 +50,7 @@ def parse_listen(value: str) -> tuple[str, int]:
 @click.option(
     "--allowed-host", "allowed_hosts", multiple=True, help="Extra Host header values to accept."
 )
+@limit_options
 def serve(
     paths: tuple[str, ...],
     listen: str | None,
@@ -58,6 +60,8 @@ def serve(
     decision_log: str | None,
     log_payloads: bool,
     allowed_hosts: tuple[str, ...],
+    max_payload_bytes: int,
+    max_depth: int,
 ) -> None:
     """Serve policies as SEP-2624 interceptors (interceptors/list, interceptor/invoke)."""
     from ..compiler import compile_policies
@@ -73,6 +77,7 @@ def serve(
     )
     from ..wire import InterceptorProvider
 
+    limits = limits_from(max_payload_bytes, max_depth)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="policyc: %(message)s")
     if listen is None and (auth_token_env or stateless or allowed_hosts):
         fail("--auth-token-env, --stateless and --allowed-host need --http")
@@ -87,13 +92,13 @@ def serve(
     if watch:
 
         def load(watched: Sequence[Path]) -> InterceptorProvider:
-            return compile_policies(watched)
+            return compile_policies(watched, limits)
 
-        compile_or_exit(paths)  # report the first compile's errors the usual way
+        compile_or_exit(paths, limits)  # report the first compile's errors the usual way
         reloader = Reloader([Path(p) for p in paths], load)
         source: ProviderSource = reloader.cell
     else:
-        source = static_source(compile_or_exit(paths))
+        source = static_source(compile_or_exit(paths, limits))
 
     async def run() -> None:
         async with anyio.create_task_group() as group:

@@ -68,6 +68,7 @@ def run_validator(
     name: str, checks: list[CompiledCheck], ctx: EvalContext, trace: Trace | None
 ) -> ValidationResult:
     messages: list[ValidationMessage] = []
+    fired: list[dict[str, Any]] = []
     highest: Severity | None = None
     for check in checks:
         if trace is not None:
@@ -89,6 +90,7 @@ def run_validator(
                 },
             )
         messages.append(ValidationMessage(path=path, message=text, severity=check.severity))
+        fired.append({"rule": check.ref.code, "source": check.ref.source})
         if highest is None or _RANK[check.severity] > _RANK[highest]:
             highest = check.severity
         if trace is not None:
@@ -99,6 +101,8 @@ def run_validator(
         valid=highest != "error",
         severity=highest,
         messages=messages or None,
+        # Which rule produced each message, in the same order: `file:line`.
+        info={"rules": fired} if fired else None,
     )
 
 

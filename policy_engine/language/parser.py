@@ -120,7 +120,7 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
     ):
         line, column = _end_position(text)
         open_line = _unclosed_brace_line(text)
-        expected = _expected_words(set(getattr(exc, "expected", None) or ()))
+        expected = _expected_words(_expected_terminals(exc))
         help_text = (
             f"add `}}` to close the block opened on line {open_line}"
             if open_line is not None
@@ -158,6 +158,19 @@ def _name_glued_to_dollar(token: Token, text: str, file: str) -> Diagnostic | No
         f"write `$.{token}`; a path looks like `$.field`, `$..field`, `$.list[*].field` "
         "or `$['odd key']`",
     )
+
+
+def _expected_terminals(exc: UnexpectedInput) -> set[str]:
+    """The terminals the parser really accepts where it stopped.
+
+    LALR's own set for the state also holds lookaheads merged in from other
+    contexts (after a string it offers `if`, which only fits a mutator's
+    guard), so each candidate is tried on a copy of the parser instead.
+    """
+    interactive = getattr(exc, "interactive_parser", None)
+    if interactive is not None:
+        return {str(t) for t in interactive.accepts()}
+    return {str(t) for t in getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ()}
 
 
 def _unexpected_character(
@@ -217,7 +230,7 @@ def _unexpected_character(
             "a path looks like `$.field`, `$..field`, `$.list[*].field` or `$['odd key']`",
         )
     shown = char.encode("unicode_escape").decode() if char else "end of input"
-    expected = _expected_words(exc.allowed or set())
+    expected = _expected_words(_expected_terminals(exc))
     return Diagnostic(
         "E004",
         Severity.ERROR,
@@ -231,7 +244,7 @@ def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -
     token = exc.token
     value = str(token)
     span = _token_span(file, token)
-    expected_terms = set(exc.expected)
+    expected_terms = _expected_terminals(exc)
     expected = _expected_words(expected_terms)
     keywords = {t.lower() for t in expected_terms if t.isupper() and t.lower() in _ALL_KEYWORDS}
     if "RBRACE" in expected_terms and token.type in {"NAME", "IDENT", "EVENT", "PATTERN_NAME"}:

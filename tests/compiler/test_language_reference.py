@@ -8,6 +8,7 @@ it is covered through its alternatives).
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -16,12 +17,14 @@ from lark import Tree
 
 from policy_engine.compiler import CompileError, compile_sources
 from policy_engine.language import ast
+from policy_engine.language.builtin_patterns import BUILTIN_PATTERNS
 from policy_engine.language.grammar import grammar_path, parser
 from policy_engine.language.parser import parse_source
 from policy_engine.testing import run_tests
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "language.md"
 FENCE = re.compile(r"^```policy[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+JSON_FENCE = re.compile(r"^```json[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 RULE_DEF = re.compile(r"^([?!]?)([a-z_][a-z0-9_]*)\s*:", re.MULTILINE)
 ALIAS = re.compile(r"->\s*([a-z_][a-z0-9_]*)")
 
@@ -36,11 +39,32 @@ BLOCKS = policy_blocks()
 
 
 def grammar_rule_names() -> set[str]:
-    """Aliases and non-inlined rule names of grammar/policy.lark."""
+    """Aliases and rule names written in grammar/policy.lark."""
     text = grammar_path().read_text(encoding="utf-8")
     text = "\n".join(line.split("//")[0] for line in text.splitlines())
-    names = {name for prefix, name in RULE_DEF.findall(text) if prefix != "?"}
-    return names | set(ALIAS.findall(text))
+    return {name for _, name in RULE_DEF.findall(text)} | set(ALIAS.findall(text))
+
+
+def grammar_aliases() -> set[str]:
+    text = grammar_path().read_text(encoding="utf-8")
+    return set(ALIAS.findall("\n".join(line.split("//")[0] for line in text.splitlines())))
+
+
+def possible_tree_names() -> set[str]:
+    """What `tree.data` can be: an alias, or the name of a rule that is not inlined.
+
+    A `?rule` alternative without an alias is inlined, and a rule whose every
+    alternative has an alias (`limit_rule`, `type_ref`) never shows its own
+    name; both are covered through their alternatives.
+    """
+    names = set()
+    for rule in parser().rules:
+        if rule.alias is None and rule.options.expand1:
+            continue
+        name = str(rule.alias or rule.origin.name)
+        if not name.startswith("_"):
+            names.add(name)
+    return names
 
 
 def tree_names(text: str) -> set[str]:
@@ -72,10 +96,27 @@ async def test_example_compiles_and_its_tests_pass(line: int, text: str) -> None
 
 
 def test_every_grammar_rule_is_exercised() -> None:
-    wanted = grammar_rule_names()
-    assert {"start", "interceptor", "set_rule", "expect_payload"} <= wanted
+    possible = possible_tree_names()
+    assert grammar_aliases() <= possible
+    wanted = grammar_rule_names() & possible
+    assert {"start", "interceptor", "set_rule", "expect_payload", "hook_priority"} <= wanted
     seen: set[str] = set()
     for _, text in BLOCKS:
         seen |= tree_names(text)
     missing = sorted(wanted - seen)
     assert not missing, f"no example in docs/language.md uses: {', '.join(missing)}"
+
+
+def test_the_config_schema_shown_is_the_one_compiled() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("## 4. Params and config") : text.index("## 5. Validator rules")]
+    shown = json.loads(JSON_FENCE.findall(section)[0])
+    (example,) = FENCE.findall(section)
+    descriptor = compile_sources({"budget.policy": example}).interceptors["budget"].descriptor
+    assert descriptor.to_wire()["configSchema"] == shown
+
+
+def test_every_builtin_pattern_is_listed() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    missing = [name for name in BUILTIN_PATTERNS if f"| `{name}` |" not in text]
+    assert not missing
