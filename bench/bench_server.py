@@ -135,11 +135,14 @@ class Figures:
     throughput: float
     in_flight: int
     cpu_us: float
-    """Server CPU time per invoke in the throughput run: steadier than wall time on a busy machine."""
+    """Server CPU per invoke in the windowed run: steadier than wall time on a busy machine."""
+    burst: float = 0.0
+    """Invokes per second when all of them are written before any answer is read (stdio)."""
 
 
 def _cpu_seconds(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -168,15 +171,14 @@ class PipeClient:
         return reply
 
 
-async def _measure(
-    one: Callable[[int], Awaitable[None]], rounds: int, total: int, in_flight: int
-) -> tuple[float, float, float]:
+async def _round_trips(one: Callable[[int], Awaitable[None]], rounds: int) -> tuple[float, float]:
+    """Median and 99th percentile, in ms, of ``rounds`` sequential calls."""
     samples = []
     for i in range(rounds):
         start = time.perf_counter()
         await one(i)
         samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples), sorted(samples)[int(len(samples) * 0.99) - 1], 0.0
+    return statistics.median(samples), sorted(samples)[int(len(samples) * 0.99) - 1]
 
 
 async def bench_stdio(impl: str, transport: str, rounds: int, total: int, window: int) -> Figures:
@@ -193,7 +195,7 @@ async def bench_stdio(impl: str, transport: str, rounds: int, total: int, window
 
         for i in range(200):  # warm up
             await one(i)
-        median, p99, _ = await _measure(one, rounds, total, window)
+        median, p99 = await _round_trips(one, rounds)
 
         cpu_before = _cpu_seconds(process.pid)
         start = time.perf_counter()
@@ -208,10 +210,16 @@ async def bench_stdio(impl: str, transport: str, rounds: int, total: int, window
                 sent += 1
         throughput = total / (time.perf_counter() - start)
         cpu_us = (_cpu_seconds(process.pid) - cpu_before) / total * 1e6
+
+        start = time.perf_counter()
+        await client.send([_request(100_000 + k) for k in range(total)])
+        for _ in range(total):
+            await client.receive()
+        burst = total / (time.perf_counter() - start)
         assert process.stdin is not None
         await process.stdin.aclose()
         await process.wait()
-    return Figures(impl, transport, median, p99, throughput, window, cpu_us)
+    return Figures(impl, transport, median, p99, throughput, window, cpu_us, burst)
 
 
 def _start_http(impl: str) -> tuple[subprocess.Popen[str], int]:
@@ -252,7 +260,7 @@ async def bench_http(
 
             for i in range(100):
                 await one(i)
-            median, p99, _ = await _measure(one, rounds, 0, 1)
+            median, p99 = await _round_trips(one, rounds)
 
             answered = 0
 
@@ -342,19 +350,18 @@ def main() -> None:
     report = anyio.run(main_async, args)
     print(
         f"{'server':<8} {'transport':<11} {'median ms':>10} {'p99 ms':>8} "
-        f"{'invokes/s':>10} {'cpu us':>7}"
+        f"{'invokes/s':>10} {'cpu us':>7} {'burst/s':>8}"
     )
     figures = [Figures(**f) for f in report["figures"]]
     for f in figures:
         print(
             f"{f.impl:<8} {f.transport:<11} {f.median_ms:10.3f} {f.p99_ms:8.3f} "
-            f"{f.throughput:10.0f} {f.cpu_us:7.0f}  ({f.in_flight} in flight)"
+            f"{f.throughput:10.0f} {f.cpu_us:7.0f} {f.burst:8.0f}  ({f.in_flight} in flight)"
         )
     print("\n".join(_ratio_rows(figures)))
     for load in report["httpLoad"]:
-        print(
-            f"http load {load['impl']}: {load['answered']} of {load['clients'] * load['perClient']} answered"
-        )
+        expected = load["clients"] * load["perClient"]
+        print(f"http load {load['impl']}: {load['answered']} of {expected} invokes answered")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(report, out, indent=2)

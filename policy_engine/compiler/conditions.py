@@ -93,7 +93,15 @@ def is_number(value: Any) -> bool:
 
 def json_size(value: Any) -> int:
     """Bytes of the compact JSON encoding, the size a limit talks about."""
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def json_value(value: Any) -> Any:
+    """A literal as JSON data: the AST keeps lists as tuples (hashable nodes)."""
+    if isinstance(value, tuple | list):
+        return [json_value(v) for v in value]
+    return value
 
 
 # ---------------------------------------------------------------- operands
@@ -104,8 +112,7 @@ def compile_operand(node: ast.Operand, env: CompileEnv) -> OperandFn:
         path = env.path(node.source)
         return lambda ctx: path.find(ctx.payload)
     if isinstance(node, ast.Literal_):
-        value = list(node.value) if isinstance(node.value, tuple) else node.value
-        single = [(value, NO_LOCATION)]
+        single = [(json_value(node.value), NO_LOCATION)]
         return lambda ctx: single
     if isinstance(node, ast.EventRef):
         return lambda ctx: [(ctx.event, NO_LOCATION)]

@@ -66,34 +66,76 @@ class Hit:
     label: str
 
 
+def matchable(text: str) -> str:
+    """The text RE2 can read: lone surrogates (legal in a JSON string, absent from
+    UTF-8) become U+FFFD, one code point for one, so offsets still line up."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
+_GROUP = "_policyc"
+
+
 class TextMatcher:
-    """Finds the occurrences of any of several patterns in a string, in one pass."""
+    """Finds the occurrences of any of several patterns in a string.
+
+    The common case (no candidate checks) is one pass of one alternation with a
+    named group per pattern. With checks, a candidate that fails must not hide
+    another pattern's match at the same place, so each pattern is scanned on
+    its own (after the alternation, as a prefilter, found anything at all) and
+    the surviving hits are merged leftmost-first, earlier patterns winning ties.
+    """
 
     def __init__(self, specs: Sequence[PatternSpec]) -> None:
         self.specs = list(specs)
-        groups = [f"(?P<p{i}>{spec.regex})" for i, spec in enumerate(self.specs)]
-        self._regex = re2.compile("|".join(groups), re2_options())
-        self._needs_check = any(spec.check for spec in self.specs)
-
-    def _spec_of(self, match: re2._Match[str]) -> PatternSpec:
-        # The stubs type `lastgroup` as int; at run time it is the group's name.
-        group: Any = match.lastgroup
-        return self.specs[int(group[1:])] if group else self.specs[0]
+        groups = [f"(?P<{_GROUP}{i}>{spec.regex})" for i, spec in enumerate(self.specs)]
+        self._combined = re2.compile("|".join(groups), re2_options())
+        self._each = [re2.compile(spec.regex, re2_options()) for spec in self.specs]
+        # A user's own group named like ours would confuse `lastgroup`.
+        self._one_pass = not any(spec.check or f"(?P<{_GROUP}" in spec.regex for spec in self.specs)
 
     def hits(self, text: str) -> Iterator[Hit]:
-        for match in self._regex.finditer(text):
-            spec = self._spec_of(match)
-            if spec.check is not None and not spec.check(match.group()):
-                continue
-            start, end = match.span()
-            if start == end:
-                continue
-            yield Hit(start, end, spec.label)
+        text = matchable(text)
+        if self._one_pass:
+            for match in self._combined.finditer(text):
+                start, end = match.span()
+                if start != end:
+                    group: Any = match.lastgroup  # the stubs say int; it is the name
+                    yield Hit(start, end, self.specs[int(group[len(_GROUP) :])].label)
+            return
+        if self._combined.search(text) is None:
+            return
+        candidates: list[tuple[int, int, int]] = []
+        for index, (spec, regex) in enumerate(zip(self.specs, self._each, strict=True)):
+            for match in regex.finditer(text):
+                start, end = match.span()
+                if start != end and (spec.check is None or spec.check(match.group())):
+                    candidates.append((start, index, end))
+        last_end = 0
+        for start, index, end in sorted(candidates):
+            if start >= last_end:
+                yield Hit(start, end, self.specs[index].label)
+                last_end = end
 
     def search(self, text: str) -> bool:
-        if not self._needs_check:
-            return self._regex.search(text) is not None
-        return next(self.hits(text), None) is not None
+        """Whether any pattern has a hit; stops at the first candidate that passes."""
+        text = matchable(text)
+        if self._combined.search(text) is None:
+            return False
+        if self._one_pass:
+            return True
+        for spec, regex in zip(self.specs, self._each, strict=True):
+            for match in regex.finditer(text):
+                if match.start() != match.end() and (
+                    spec.check is None or spec.check(match.group())
+                ):
+                    return True
+        return False
 
 
 def glob_regex(glob: str) -> str:
@@ -125,4 +167,4 @@ class GlobMatcher:
             self._regex = None
 
     def matches(self, text: str) -> bool:
-        return self._regex is not None and self._regex.search(text) is not None
+        return self._regex is not None and self._regex.search(matchable(text)) is not None

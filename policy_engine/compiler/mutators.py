@@ -39,7 +39,8 @@ Transform = Callable[[Any, Counts], Any]
 
 def stable_tag(text: str) -> str:
     """A short, stable stand-in for a value: equal inputs give equal tags."""
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    data = text.encode("utf-8", "surrogatepass")
+    return "sha256:" + hashlib.sha256(data).hexdigest()[:16]
 
 
 def _as_text(value: Any) -> str:
@@ -177,7 +178,13 @@ def _value_transform(rule: ast.MutatorRule, env: CompileEnv) -> Transform | None
         keep = int(rule.keep or 0)
         mask = rule.replacement if rule.replacement is not None else DEFAULT_MASK
         if matcher is None:
-            return lambda value, counts: _mask(_as_text(value), keep, mask)
+
+            def mask_value(value: Any, counts: Counts) -> Any:
+                text = _as_text(value)
+                masked = _mask(text, keep, mask)
+                return value if masked == text else masked
+
+            return mask_value
         return lambda value, counts: map_strings(
             value, lambda s: substitute(s, matcher, lambda m, label: _mask(m, keep, mask), counts)
         )

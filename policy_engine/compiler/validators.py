@@ -25,11 +25,31 @@ MAX_ECHO = 80
 
 
 def render_message(template: str, values: dict[str, str]) -> str:
-    """Replace `{name}` placeholders; unknown ones stay as written (no format-string tricks)."""
-    out = template
-    for key, value in values.items():
-        out = out.replace("{" + key + "}", value)
-    return out
+    """Replace `{name}` placeholders in one pass; `{{` and `}}` are literal braces.
+
+    One pass matters: a substituted path may itself contain `{value}` (it
+    comes from payload keys), and expanding that would echo a value the rule
+    never asked for. Unknown placeholders stay as written.
+    """
+    out: list[str] = []
+    i = 0
+    n = len(template)
+    while i < n:
+        char = template[i]
+        if char in "{}" and template.startswith(char * 2, i):
+            out.append(char)
+            i += 2
+            continue
+        if char == "{":
+            end = template.find("}", i + 1)
+            key = template[i + 1 : end] if end > 0 else None
+            if key is not None and key in values:
+                out.append(values[key])
+                i = end + 1
+                continue
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def echo(value: Any) -> str:

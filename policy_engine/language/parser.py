@@ -136,7 +136,29 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
     glued = _name_glued_to_dollar(exc.token, text, file)
     if glued is not None:
         return glued
+    unclosed = _block_left_open(exc, text, file)
+    if unclosed is not None:
+        return unclosed
     return _unexpected_token(exc, file, line, column)
+
+
+def _block_left_open(exc: UnexpectedToken, text: str, file: str) -> Diagnostic | None:
+    """`validator`, `mutator`, `pattern` or `test` where a statement may stand: a `}` is missing."""
+    token = exc.token
+    if str(token) not in TOP_LEVEL_KEYWORDS or token.start_pos is None:
+        return None
+    if "RBRACE" not in _expected_terminals(exc):
+        return None
+    open_line = _unclosed_brace_line(text[: token.start_pos])
+    if open_line is None:
+        return None
+    return Diagnostic(
+        "E001",
+        Severity.ERROR,
+        f"unexpected `{token}` inside a block",
+        _token_span(file, token),
+        f"add `}}` to close the block opened on line {open_line}",
+    )
 
 
 def _name_glued_to_dollar(token: Token, text: str, file: str) -> Diagnostic | None:

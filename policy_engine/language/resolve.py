@@ -21,6 +21,13 @@ from .walk import find
 CONTEXT_FIELDS = ("principal", "traceId", "spanId", "timestamp", "sessionId", "interceptorState")
 PRINCIPAL_FIELDS = ("type", "id", "claims")
 _JSON_TYPES = {"int": "integer", "number": "number", "string": "string", "bool": "boolean"}
+_SETTING_WORDS: dict[type, str] = {
+    ast.Description: "description",
+    ast.Version: "version",
+    ast.ModeSetting: "mode",
+    ast.FailSetting: "fail",
+    ast.CompatSetting: "compat",
+}
 
 
 def error(code: str, message: str, span: Span, help: str | None = None) -> Diagnostic:
@@ -32,7 +39,20 @@ def warning(code: str, message: str, span: Span, help: str | None = None) -> Dia
 
 
 def did_you_mean(name: str, candidates: Any) -> str | None:
-    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    names = [str(c) for c in candidates]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    if not close:
+        # `PHONE_NUMBER` for `PHONE`, `EMAIL_ADDRESS` for `EMAIL`: one name holds the
+        # other, which the similarity ratio alone misses when the extra part is long.
+        lowered = name.lower()
+        close = sorted(
+            (
+                c
+                for c in names
+                if min(len(c), len(name)) >= 3 and (c.lower() in lowered or lowered in c.lower())
+            ),
+            key=lambda c: -difflib.SequenceMatcher(None, name, c).ratio(),
+        )[:1]
     return f"did you mean `{close[0]}`?" if close else None
 
 
@@ -181,9 +201,15 @@ def _resolve_interceptor(
                 isinstance(statement, ast.Description) and node.description is not None
             ) or (isinstance(statement, ast.Version) and node.version is not None)
             if type(statement) in settings or header_set:
+                word = _SETTING_WORDS[type(statement)]
+                first = settings.get(type(statement))
+                where = f"first at {first.span}" if first is not None else "also in the header"
                 problems.append(
                     error(
-                        "E208", "this setting is given twice", statement.span, "remove one of them"
+                        "E208",
+                        f"`{word}` is given twice ({where})",
+                        statement.span,
+                        "remove one of them",
                     )
                 )
                 continue
@@ -278,9 +304,9 @@ def _check_param_default(param: ast.ParamDef) -> Iterator[Diagnostic]:
     if param.default is not None and not value_fits(param.default.value, param.type):
         yield error(
             "E209",
-            f"default of param `{param.name}` is not a `{param.type}`",
+            f"default of param `{param.name}` is not of type `{param.type}`",
             param.default.span,
-            f"give a `{param.type}` value or change the declared type",
+            f"give a value of type `{param.type}` or change the declared type",
         )
 
 
@@ -330,15 +356,19 @@ def _check_references(model: PolicySetModel) -> Iterator[Diagnostic]:
     for interceptor in model.interceptors:
         used_params: set[str] = set()
         for rule in interceptor.rules:
+            as_list = {id(ref) for ref in _list_param_refs(rule)}
             for param_ref in find(rule, ast.ParamRef):
                 used_params.add(param_ref.name)
                 if param_ref.name not in interceptor.params:
                     hint = did_you_mean(param_ref.name, interceptor.params)
+                    declared = (
+                        'list[string] = ["..."]' if id(param_ref) in as_list else 'string = "..."'
+                    )
                     yield error(
                         "E104",
                         f"unknown param `{param_ref.name}` in `{interceptor.name}`",
                         param_ref.span,
-                        hint or f'declare it: `param {param_ref.name}: string = "..."`',
+                        hint or f"declare it: `param {param_ref.name}: {declared}`",
                     )
         for name, param in interceptor.params.items():
             if name not in used_params:
@@ -346,6 +376,18 @@ def _check_references(model: PolicySetModel) -> Iterator[Diagnostic]:
     for pattern in model.patterns.values():
         if not pattern.builtin and pattern.name not in used_patterns and pattern.span is not None:
             yield warning("W306", f"pattern `{pattern.name}` is never used", pattern.span)
+
+
+def _list_param_refs(rule: ast.Rule) -> Iterator[ast.ParamRef]:
+    """Param references used where a list is needed: globs and `in` containers."""
+    if isinstance(rule, ast.ListRule) and isinstance(rule.globs, ast.ParamRef):
+        yield rule.globs
+    for like in find(rule, ast.Like):
+        if isinstance(like.globs, ast.ParamRef):
+            yield like.globs
+    for member in find(rule, ast.In):
+        if isinstance(member.container, ast.ParamRef):
+            yield member.container
 
 
 def _check_context_ref(ref: ast.ContextRef) -> Iterator[Diagnostic]:

@@ -8,7 +8,9 @@ Serves any ``InterceptorProvider`` over MCP (stdio or streamable HTTP) with
 - ``service``: the two methods, transport-free, every failure a SEP error code
 - ``app``: the SDK server: method registration, capability on both handshakes
 - ``framing`` / ``stdio``: a stdio transport that answers every line
-- ``http_app`` / ``auth``: streamable HTTP behind uvicorn, bearer-token auth
+- ``fastpath``: answers interceptor calls on stdio without the SDK dispatch stack
+- ``http_app`` / ``auth`` / ``http_errors``: streamable HTTP behind uvicorn,
+  bearer-token auth, answers for unparseable bodies
 - ``decision_log``: one JSON line per invoke
 - ``reload``: polling file watcher that swaps providers atomically
 """

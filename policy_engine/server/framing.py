@@ -50,48 +50,37 @@ def decode_line(line: bytes) -> JSONRPCMessage | Rejected | None:
         return None
     try:
         return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except ValidationError:
-        pass
-    return _diagnose(line)
+    except ValidationError as exc:
+        return _diagnose(line, exc)
 
 
-def _diagnose(line: bytes) -> Rejected | None:
-    """Why the SDK's parser refused ``line``: slow path, only for bad lines."""
-    try:
-        document: Any = json.loads(line)
-    except RecursionError:
+def _diagnose(line: bytes, exc: ValidationError) -> Rejected | None:
+    """Why the SDK's parser refused ``line``; only bad lines pay for this."""
+    problems = exc.errors(include_url=False, include_input=False, include_context=False)
+    if any(p["type"] == "json_invalid" and _TOO_DEEP in p["msg"] for p in problems):
+        # Nested deeper than the parser's limit (about 200 levels): read the id
+        # without recursing, then refuse the request rather than drop it.
         return rejection(
-            scan_top_level_id(line), INVALID_REQUEST, "Invalid Request", "nesting too deep"
+            scan_top_level_id(line[:_ID_SCAN_LIMIT]),
+            INVALID_REQUEST,
+            "Invalid Request",
+            "nesting too deep",
         )
-    except ValueError:
+    if any(p["type"] == "json_invalid" for p in problems):
         return rejection(None, PARSE_ERROR, "Parse error", "not valid JSON")
+    document: Any = json.loads(line)  # valid and shallow: the parser above accepted it
     if not isinstance(document, dict):
         reason = "batches are not supported" if isinstance(document, list) else "not a JSON object"
         return rejection(None, INVALID_REQUEST, "Invalid Request", reason)
-    request_id = _as_id(document.get("id"))
     if "method" not in document and ("result" in document or "error" in document):
-        # A malformed response from the peer: JSON-RPC forbids answering it.
-        return None
-    if _depth_exceeds(document, _SDK_DEPTH_LIMIT):
-        return rejection(request_id, INVALID_REQUEST, "Invalid Request", "nesting too deep")
+        return None  # a malformed response from the peer: JSON-RPC forbids answering it
+    request_id = _as_id(document.get("id"))
     return rejection(request_id, INVALID_REQUEST, "Invalid Request", "not a JSON-RPC 2.0 message")
 
 
-_SDK_DEPTH_LIMIT = 190
-"""Somewhat below the nesting at which the SDK's JSON parser gives up."""
-
-
-def _depth_exceeds(document: object, limit: int) -> bool:
-    stack: list[tuple[object, int]] = [(document, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(value, dict):
-            stack.extend((child, depth + 1) for child in value.values())
-        elif isinstance(value, list):
-            stack.extend((child, depth + 1) for child in value)
-    return False
+_TOO_DEEP = "recursion limit exceeded"
+_ID_SCAN_LIMIT = 256 * 1024
+"""The id is looked for in the first 256 KiB only, so a huge line cannot stall the loop."""
 
 
 def scan_top_level_id(line: bytes) -> RequestId | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Sequence
 
+import anyio
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
@@ -19,9 +20,11 @@ from starlette.types import ASGIApp
 from .app import build_server
 from .auth import BearerTokenMiddleware
 from .decision_log import DecisionLog
+from .http_errors import RequestErrorRewriter
 from .source import ProviderSource
 
 MCP_PATH = "/mcp"
+_SHUTDOWN_TIMEOUT = 10.0
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -64,6 +67,7 @@ def build_http_app(
         transport_security=security_settings(host, allowed_hosts),
         host=host,
     )
+    app = RequestErrorRewriter(app)
     if auth_token is not None:
         app = BearerTokenMiddleware(app, auth_token)
     return app
@@ -134,9 +138,37 @@ async def serve_http(
             ready(bound_port)
 
     try:
-        await _AnnouncingServer(config, announce).serve(sockets=[sock])
+        await _serve_until_cancelled(_AnnouncingServer(config, announce), sock)
     finally:
         sock.close()
+
+
+async def _serve_until_cancelled(server: uvicorn.Server, sock: socket.socket) -> None:
+    """Run uvicorn; on cancellation ask it to stop and wait for a clean shutdown.
+
+    Cancelling uvicorn's ``serve`` directly leaves its lifespan task behind
+    (and the SDK session manager with it), so the server runs shielded and is
+    stopped the way a signal would stop it: ``should_exit``.
+    """
+    done = anyio.Event()
+    shield = anyio.CancelScope(shield=True)
+
+    async def run() -> None:
+        try:
+            with shield:
+                await server.serve(sockets=[sock])
+        finally:
+            done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        try:
+            await done.wait()
+        finally:
+            server.should_exit = True
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_SHUTDOWN_TIMEOUT):
+                await done.wait()
+            shield.cancel()
 
 
 __all__ = ["MCP_PATH", "build_http_app", "security_settings", "serve_http"]

@@ -80,12 +80,15 @@ def _claim_standard_fds() -> _WireFds:
     write_fd = os.dup(1)
     os.set_inheritable(read_fd, False)
     os.set_inheritable(write_fd, False)
-    null = os.open(os.devnull, os.O_RDONLY)
+    null = os.open(os.devnull, os.O_RDWR)
     try:
         os.dup2(null, 0)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no stderr: stray output goes nowhere rather than onto the wire
+            os.dup2(null, 1)
     finally:
         os.close(null)
-    os.dup2(2, 1)
     return _WireFds(read_fd, write_fd, [(read_fd, 0), (write_fd, 1)])
 
 

@@ -8,11 +8,12 @@ random JSON values whose keys come from a tiny alphabet so that paths hit.
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jsonpath_ng.ext import parse as jsonpath_ng_parse
+from jsonpath_ng.ext import parse as _jsonpath_ng_parse
 from jsonpath_ng.jsonpath import Child, Fields, Index, Root, This
 
 from policy_engine.compiler.jsonpath import REMOVE, compile_path
@@ -168,6 +169,10 @@ def paths(draw: st.DrawFn) -> tuple[tuple[ps.Step, ...], str]:
 
 # --------------------------------------------------------------------------- jsonpath-ng side
 
+# Parsed once per text: hypothesis replays texts while shrinking, and each
+# property uses the parsed path two or three times.
+jsonpath_ng_parse = functools.lru_cache(maxsize=4096)(_jsonpath_ng_parse)
+
 
 def location_of(datum: Any, doc: Any) -> Location:
     """jsonpath-ng's ``full_path`` as our location tuple, negative indexes normalized."""
@@ -225,12 +230,13 @@ def has_filter(steps: tuple[ps.Step, ...]) -> bool:
 
 # --------------------------------------------------------------------------- properties
 
-# jsonpath-ng is slow, so example counts are kept small; the whole file stays
-# within a few seconds.
-SETTINGS = settings(max_examples=250, deadline=None)
+# jsonpath-ng is slow (milliseconds per find), so example counts stay modest to
+# keep this file within a few seconds; hypothesis's example database replays
+# earlier failures first.
+SETTINGS = settings(max_examples=120, deadline=None)
 
 
-@SETTINGS
+@settings(max_examples=100, deadline=None)
 @given(paths())
 def test_rendered_paths_parse_back_to_their_steps(path: tuple[tuple[ps.Step, ...], str]) -> None:
     steps, text = path
@@ -300,7 +306,7 @@ def test_remove_agrees_with_jsonpath_ng_filter(
     assert_shared_except(doc, new, changed)
 
 
-@SETTINGS
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(names, st.integers(-3, 3)), max_size=4), documents)
 def test_set_on_singular_paths_then_find_returns_the_value(keys: list[str | int], doc: Any) -> None:
     text = "$" + "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in keys)
@@ -316,3 +322,32 @@ def test_set_on_singular_paths_then_find_returns_the_value(keys: list[str | int]
         assert path.values(doc) in ([], [REPLACEMENT])
     if path.values(doc):
         assert count == 1  # an existing location is always set
+
+
+# Filters on random documents rarely find a member to compare, so this property
+# tests them on candidates built from the same values as the literals.
+candidates = st.one_of(
+    scalars,
+    st.dictionaries(st.sampled_from(NAMES), scalars, max_size=3),
+    st.lists(scalars, max_size=3),
+)
+filter_documents = st.one_of(
+    st.lists(candidates, max_size=6),
+    st.dictionaries(st.sampled_from(NAMES), candidates, max_size=4),
+)
+shallow_filters = st.builds(
+    ps.Filter,
+    st.sampled_from([(), (ps.Field(("a",)),), (ps.Field(("email",)),), (ps.Index((0,)),)]),
+    st.sampled_from(["exists", "==", "!=", "<", "<=", ">", ">="]),
+    literals,
+).map(lambda f: ps.Filter(f.target, f.op, None) if f.op == "exists" else f)
+
+
+@settings(max_examples=200, deadline=None)
+@given(shallow_filters, filter_documents, st.data())
+def test_filter_comparisons_agree_with_jsonpath_ng(
+    step: ps.Filter, doc: Any, data: st.DataObject
+) -> None:
+    text = "$" + data.draw(render_step(step, after_descend=False))
+    assert parse_path(text).steps == (step,)
+    assert compile_path(parse_path(text)).find(doc) == jsonpath_ng_find(text, doc)

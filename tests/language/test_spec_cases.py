@@ -162,19 +162,22 @@ def run_case(path: Path, stage: str, with_ast: bool) -> tuple[dict[str, Any], Ch
     return actual, result
 
 
-def dump(value: Any, indent: int = 0, width: int = 100) -> str:
-    """JSON that puts a value on one line when it fits, so expectations stay readable."""
+def dump(value: Any, indent: int = 0, used: int = 0, width: int = 100) -> str:
+    """JSON that keeps a value on one line when it fits, so expectations stay readable.
+
+    ``used`` is how much of the line a key already takes.
+    """
     flat = json.dumps(value, ensure_ascii=False)
-    if len(flat) + indent <= width or not isinstance(value, dict | list) or not value:
+    if indent + used + len(flat) <= width or not isinstance(value, dict | list) or not value:
         return flat
     pad = " " * (indent + 2)
     if isinstance(value, list):
-        inner = [pad + dump(item, indent + 2, width) for item in value]
+        inner = [pad + dump(item, indent + 2, 0, width) for item in value]
         return "[\n" + ",\n".join(inner) + "\n" + " " * indent + "]"
-    members = [
-        f"{pad}{json.dumps(key)}: {dump(item, indent + 2 + len(json.dumps(key)) + 2, width)}"
-        for key, item in value.items()
-    ]
+    members = []
+    for key, item in value.items():
+        label = json.dumps(key, ensure_ascii=False) + ": "
+        members.append(pad + label + dump(item, indent + 2, len(label), width))
     return "{\n" + ",\n".join(members) + "\n" + " " * indent + "}"
 
 

@@ -218,6 +218,8 @@ async def http_client(
 ) -> AsyncIterator[Client]:
     """The SDK client over streamable HTTP, optionally with a bearer token."""
     headers = {"authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
-        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
-            yield client
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
+        yield client

@@ -110,7 +110,12 @@ async def test_garbage_and_deep_nesting_get_an_answer_over_http(shared_http: Htt
                 "mcp-protocol-version": "2025-11-25",
             }
             garbage = await http.post(shared_http.url, content=b"not json", headers=session)
-            assert (garbage.status_code, garbage.json()["error"]["code"]) == (400, -32700)
+            assert garbage.status_code == 400
+            assert garbage.json()["error"] == {
+                "code": -32700,
+                "message": "Parse error",
+                "data": {"reason": "not valid JSON"},
+            }
             nested = "[" * 600 + "]" * 600
             body = (
                 '{"jsonrpc":"2.0","id":3,"method":"interceptor/invoke","params":{"name":"allow-all",'
@@ -118,4 +123,22 @@ async def test_garbage_and_deep_nesting_get_an_answer_over_http(shared_http: Htt
             )
             deep = await http.post(shared_http.url, content=body.encode(), headers=session)
             assert deep.status_code == 400
-            assert deep.json()["error"]["code"] in (-32700, -32600)
+            assert deep.json() == {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "error": {
+                    "code": -32600,
+                    "message": "Invalid Request",
+                    "data": {"reason": "nesting too deep"},
+                },
+            }
+            leaky = b'{"jsonrpc": "2.0", "id": 4, "method": 5, "params": {"k": "hunter2"}}'
+            refused = await http.post(shared_http.url, content=leaky, headers=session)
+            assert refused.status_code == 400
+            assert refused.json()["id"] == 4
+            assert refused.json()["error"]["code"] == -32600
+            assert "hunter2" not in refused.text
+            fine = await http.post(
+                shared_http.url, json={"jsonrpc": "2.0", "id": 5, "method": "ping"}, headers=session
+            )
+            assert fine.json() == {"jsonrpc": "2.0", "id": 5, "result": {}}

@@ -1,0 +1,129 @@
+"""Payload limits: nesting depth and (estimated) size, both -32602 before evaluation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from policy_engine.compiler import Limits, compile_sources
+from policy_engine.compiler.bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, check_bounds
+from policy_engine.wire.errors import INVALID_PARAMS, InterceptorError
+
+
+def nested(depth: int, leaf: Any = 0) -> Any:
+    value = leaf
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+def test_defaults() -> None:
+    assert Limits() == Limits(DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH)
+    assert (DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH) == (4 * 1024 * 1024, 64)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 64])
+def test_depth_counts_containers_up_to_the_limit(limit: int) -> None:
+    check_bounds(nested(limit), Limits(max_depth=limit), "i")
+    with pytest.raises(InterceptorError) as raised:
+        check_bounds(nested(limit + 1), Limits(max_depth=limit), "i")
+    assert raised.value.code == INVALID_PARAMS
+    assert raised.value.data == {
+        "reason": f"payload nests deeper than the limit of {limit} levels",
+        "interceptor": "i",
+        "limit": "maxPayloadDepth",
+        "maxDepth": limit,
+    }
+
+
+def test_scalars_do_not_add_depth() -> None:
+    check_bounds({"a": {"b": "deep string"}}, Limits(max_depth=2), "i")
+    check_bounds("just a string", Limits(max_depth=1), "i")
+    check_bounds(None, Limits(max_depth=1), "i")
+
+
+def test_a_deep_sibling_is_found_after_shallow_ones() -> None:
+    payload = {"a": 1, "b": [1, 2, 3], "c": {"d": nested(10)}}
+    with pytest.raises(InterceptorError):
+        check_bounds(payload, Limits(max_depth=8), "i")
+
+
+def test_a_hostile_depth_is_refused_without_recursion() -> None:
+    payload: Any = 0
+    for _ in range(100_000):
+        payload = [payload]
+    with pytest.raises(InterceptorError) as raised:
+        check_bounds(payload, Limits(), "i")
+    assert raised.value.data is not None
+    assert raised.value.data["limit"] == "maxPayloadDepth"
+
+
+def test_size_is_refused_well_over_and_accepted_well_under() -> None:
+    limits = Limits(max_bytes=1000)
+    check_bounds({"text": "x" * 500, "n": [1, 2, 3]}, limits, "i")
+    with pytest.raises(InterceptorError) as raised:
+        check_bounds({"text": "x" * 1500}, limits, "i")
+    assert raised.value.code == INVALID_PARAMS
+    assert raised.value.data == {
+        "reason": "payload is larger than the limit of 1000 bytes",
+        "interceptor": "i",
+        "limit": "maxPayloadBytes",
+        "maxBytes": 1000,
+    }
+
+
+def test_many_small_values_add_up() -> None:
+    limits = Limits(max_bytes=1000)
+    check_bounds(list(range(50)), limits, "i")
+    with pytest.raises(InterceptorError):
+        check_bounds(list(range(400)), limits, "i")
+    with pytest.raises(InterceptorError):
+        check_bounds({f"key{i}": None for i in range(200)}, limits, "i")
+
+
+def test_ascii_strings_are_counted_at_least_at_their_json_size() -> None:
+    # For ASCII text without escapes the estimate never undercounts.
+    for size in (10, 100, 997):
+        payload = {"t": "y" * size}
+        fits = len(json.dumps(payload, separators=(",", ":"))) <= 1000
+        try:
+            check_bounds(payload, Limits(max_bytes=1000), "i")
+            accepted = True
+        except InterceptorError:
+            accepted = False
+        assert accepted <= fits
+
+
+POLICY = 'validator v {\n  on app/run request\n  deny if exists $..k "has k"\n}'
+
+
+def test_policy_set_checks_bounds_before_evaluating() -> None:
+    policy_set = compile_sources({"b.policy": POLICY}, Limits(max_bytes=10_000, max_depth=4))
+    assert policy_set.limits == Limits(max_bytes=10_000, max_depth=4)
+    ok = policy_set.invoke_sync("v", "app/run", "request", nested(4))
+    assert ok.to_wire()["valid"] is False
+    for payload in (nested(5), {"k": "z" * 20_000}):
+        with pytest.raises(InterceptorError) as raised:
+            policy_set.invoke_sync("v", "app/run", "request", payload)
+        assert raised.value.code == INVALID_PARAMS
+        assert raised.value.data is not None
+        assert raised.value.data["interceptor"] == "v"
+
+
+def test_bounds_come_after_name_hook_and_config_checks() -> None:
+    policy_set = compile_sources({"b.policy": POLICY}, Limits(max_depth=1))
+    deep = nested(3)
+    with pytest.raises(InterceptorError) as raised:
+        policy_set.invoke_sync("nope", "app/run", "request", deep)
+    assert raised.value.data is not None
+    assert raised.value.data["reason"] == "unknown interceptor"
+    with pytest.raises(InterceptorError) as raised:
+        policy_set.invoke_sync("v", "app/run", "response", deep)
+    assert raised.value.data is not None
+    assert raised.value.data["reason"] == "event not hooked"
+    with pytest.raises(InterceptorError) as raised:
+        policy_set.invoke_sync("v", "app/run", "request", deep, {"x": 1})
+    assert raised.value.data is not None
+    assert raised.value.data["field"] == "config.x"

@@ -1,0 +1,180 @@
+"""RE2 matchers: glob escaping, one alternation for many patterns, candidate checks."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from policy_engine.compiler.matchers import GlobMatcher, PatternSpec, TextMatcher, glob_regex
+
+# --------------------------------------------------------------------- globs
+
+
+def reference_glob(glob: str, text: str) -> bool:
+    """Python `re`, built independently: `*` any run, `?` one character, the rest literal."""
+    body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in glob)
+    return re.fullmatch(body, text, re.DOTALL) is not None
+
+
+@pytest.mark.parametrize("char", list(".+()[]{}|^$\\/-#&~ \t\n'\"é日"))
+def test_every_non_wildcard_character_is_literal(char: str) -> None:
+    matcher = GlobMatcher([f"a{char}b"])
+    assert matcher.matches(f"a{char}b")
+    assert not matcher.matches("axb") or char == "x"
+    assert not matcher.matches("ab")
+
+
+def test_glob_regex_escapes_punctuation_as_code_points() -> None:
+    assert glob_regex("a.b") == "a\\x{2e}b"
+    assert glob_regex("*?") == ".*."
+    assert glob_regex("read_*") == "read_.*"
+
+
+def test_globs_match_whole_strings_only() -> None:
+    matcher = GlobMatcher(["read"])
+    assert matcher.matches("read")
+    assert not matcher.matches("reader")
+    assert not matcher.matches("unread")
+    assert not matcher.matches("read\n")
+
+
+def test_question_mark_is_one_code_point_and_star_spans_lines() -> None:
+    assert GlobMatcher(["caf?"]).matches("café")
+    assert GlobMatcher(["?"]).matches("日")
+    assert not GlobMatcher(["?"]).matches("")
+    assert GlobMatcher(["a*z"]).matches("a\n\nz")
+    assert GlobMatcher(["a?z"]).matches("a\nz")
+
+
+def test_several_globs_are_alternatives() -> None:
+    matcher = GlobMatcher(["search", "fetch_*", "?x"])
+    assert [matcher.matches(t) for t in ("search", "fetch_url", "ax", "axx", "fetch")] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
+def test_no_globs_match_nothing() -> None:
+    assert not GlobMatcher([]).matches("")
+    assert not GlobMatcher([]).matches("anything")
+
+
+GLOB_CHARS = st.sampled_from(list("ab.*?[]()+\\^$|{}\n é"))
+
+
+@given(st.lists(GLOB_CHARS, max_size=8).map("".join), st.lists(GLOB_CHARS, max_size=10).map("".join))
+def test_globs_agree_with_a_reference_implementation(glob: str, text: str) -> None:
+    assert GlobMatcher([glob]).matches(text) == reference_glob(glob, text)
+
+
+@given(st.text(max_size=20).filter(lambda t: "*" not in t and "?" not in t))
+def test_a_glob_without_wildcards_matches_exactly_itself(text: str) -> None:
+    matcher = GlobMatcher([text])
+    assert matcher.matches(text)
+    assert not matcher.matches(text + "x")
+
+
+# -------------------------------------------------------- several patterns
+
+
+def test_one_alternation_labels_each_hit_by_its_pattern() -> None:
+    matcher = TextMatcher(
+        [
+            PatternSpec("DIGITS", r"[0-9]+", None),
+            PatternSpec("WORD", r"[a-z]+", None),
+            PatternSpec("GROUPS", r"(x)(y)?", None),
+        ]
+    )
+    hits = [(h.start, h.end, h.label) for h in matcher.hits("12 ab XY 7")]
+    assert hits == [(0, 2, "DIGITS"), (3, 5, "WORD"), (9, 10, "DIGITS")]
+    # Capturing groups inside a pattern do not confuse the label (lastgroup
+    # is the pattern's own group, which closes last).
+    assert [h.label for h in matcher.hits("x1")] == ["WORD", "DIGITS"]
+    only_groups = TextMatcher([PatternSpec("A", "a", None), PatternSpec("G", r"(x)(y)", None)])
+    assert [(h.label, h.start) for h in only_groups.hits("xy a xy")] == [
+        ("G", 0),
+        ("A", 3),
+        ("G", 5),
+    ]
+
+
+def test_leftmost_first_between_patterns() -> None:
+    matcher = TextMatcher([PatternSpec("SHORT", "ab", None), PatternSpec("LONG", "abc", None)])
+    assert [(h.label, h.end) for h in matcher.hits("abc")] == [("SHORT", 2)]
+
+
+def test_empty_matches_are_never_hits() -> None:
+    matcher = TextMatcher([PatternSpec("MAYBE", "x*", None)])
+    assert [(h.start, h.end) for h in matcher.hits("axxb")] == [(1, 3)]
+    assert list(matcher.hits("ab")) == []
+
+
+def test_search_without_checks_is_a_plain_search() -> None:
+    matcher = TextMatcher([PatternSpec("A", "needle", None)])
+    assert matcher.search("haystack with a needle")
+    assert not matcher.search("haystack")
+
+
+# ---------------------------------------------------------- candidate checks
+
+
+class CountingCheck:
+    """A check that records what it was asked about."""
+
+    def __init__(self, verdict: bool) -> None:
+        self.verdict = verdict
+        self.seen: list[str] = []
+
+    def __call__(self, candidate: str) -> bool:
+        self.seen.append(candidate)
+        return self.verdict
+
+
+def test_checks_run_once_per_candidate_of_their_own_pattern_only() -> None:
+    check = CountingCheck(True)
+    matcher = TextMatcher([PatternSpec("NUM", "[0-9]+", check), PatternSpec("WORD", "[a-z]+", None)])
+    labels = [h.label for h in matcher.hits("12 ab 345 cd")]
+    assert labels == ["NUM", "WORD", "NUM", "WORD"]
+    assert check.seen == ["12", "345"]
+
+
+def test_a_failed_check_drops_the_candidate() -> None:
+    rejecting = CountingCheck(False)
+    matcher = TextMatcher([PatternSpec("NUM", "[0-9]+", rejecting), PatternSpec("W", "[a-z]+", None)])
+    assert [h.label for h in matcher.hits("12 ab 34")] == ["W"]
+    assert rejecting.seen == ["12", "34"]
+    assert not TextMatcher([PatternSpec("NUM", "[0-9]+", rejecting)]).search("123")
+
+
+def test_search_stops_at_the_first_candidate_that_passes() -> None:
+    check = CountingCheck(True)
+    matcher = TextMatcher([PatternSpec("NUM", "[0-9]+", check)])
+    assert matcher.search("1 2 3")
+    assert check.seen == ["1"]
+
+
+def test_no_check_runs_on_text_without_candidates() -> None:
+    check = CountingCheck(True)
+    matcher = TextMatcher([PatternSpec("NUM", "[0-9]+", check), PatternSpec("W", "[a-z]+", None)])
+    assert matcher.search("only words here")
+    assert list(matcher.hits("no digits")) != []
+    assert check.seen == []
+
+
+def test_luhn_check_of_the_builtin_card_pattern() -> None:
+    from policy_engine.compiler.conditions import CompileEnv
+    from policy_engine.compiler.matchers import pattern_specs
+    from policy_engine.language import ast
+    from policy_engine.language.resolve import resolve
+
+    model, _ = resolve([])
+    env = CompileEnv(model.patterns, {})
+    matcher = TextMatcher(pattern_specs([ast.PatternName("CREDIT_CARD")], env.patterns))
+    assert [h.label for h in matcher.hits("pay 4111 1111 1111 1111 now")] == ["CREDIT_CARD"]
+    assert list(matcher.hits("pay 4111 1111 1111 1112 now")) == []
