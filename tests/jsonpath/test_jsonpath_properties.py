@@ -11,6 +11,7 @@ import copy
 import functools
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonpath_ng.ext import parse as _jsonpath_ng_parse
@@ -43,9 +44,27 @@ def containers(children: st.SearchStrategy[Any], min_size: int = 0) -> st.Search
 
 
 json_values = st.recursive(scalars, containers, max_leaves=25)
+
+# Hand-made documents where every name occurs at several depths, in objects and
+# in lists, so that random paths usually select several nodes in an order that
+# matters.  Random documents cover the odd shapes.
+RICH_DOCUMENTS: list[Any] = [
+    {
+        "a": {"a": {"email": "x", "b": [1, {"a": 2}]}, "c": [{"email": "it's"}, {"b": True}]},
+        "b": [[0, 1.0, "a"], {"a": None, "c": {"a": {"email": ""}}}, -1.5],
+        "c": {"b": {"c": [False, 3]}, "email": "a@b.c"},
+        "email": {"a": [1, 2, 3], "email": {"email": "x"}},
+    },
+    [
+        {"a": 1, "b": {"a": [{"a": 2}, {"c": "a"}]}},
+        [{"email": "x"}, [{"email": "a"}, 0]],
+        {"c": {"c": {"c": {"email": None}}}, "a": [True, False, 1, 0]},
+        "a",
+    ],
+]
 # Non-empty objects and arrays at the top, or there is nothing for a path to
 # select (test_jsonpath_eval.py covers scalar and empty documents).
-documents = containers(json_values, min_size=1)
+documents = st.one_of(st.sampled_from(RICH_DOCUMENTS), containers(json_values, min_size=1))
 
 # --------------------------------------------------------------------------- paths
 
@@ -351,3 +370,43 @@ def test_filter_comparisons_agree_with_jsonpath_ng(
     text = "$" + data.draw(render_step(step, after_descend=False))
     assert parse_path(text).steps == (step,)
     assert compile_path(parse_path(text)).find(doc) == jsonpath_ng_find(text, doc)
+
+
+# --------------------------------------------------------------------------- exhaustive tables
+
+FILTER_VALUES: list[Any] = [None, True, False, 0, 1, -2, 0.5, 1.0, "", "a", "x", "1", [1], {"a": 1}]
+FILTER_DOCUMENT: list[Any] = (
+    FILTER_VALUES
+    + [{"a": value} for value in FILTER_VALUES]
+    + [[value] for value in FILTER_VALUES]
+    + [{"b": 1}, []]
+)
+FILTER_LITERALS = ["null", "true", "false", "0", "1", "-2", "0.5", "1.0", "''", "'a'", "'1'"]
+
+
+@pytest.mark.parametrize("target", ["@", "@.a", "@[0]"])
+@pytest.mark.parametrize("op", ["==", "!=", "<", "<=", ">", ">="])
+def test_every_comparison_of_every_kind_agrees_with_jsonpath_ng(target: str, op: str) -> None:
+    """All operators x literal kinds x value kinds: null, bools, ints, floats, strings, containers."""
+    for literal in FILTER_LITERALS:
+        text = f"$[?({target} {op} {literal})]"
+        ours = compile_path(parse_path(text)).find(FILTER_DOCUMENT)
+        assert ours == jsonpath_ng_find(text, FILTER_DOCUMENT), text
+    text = f"$[?({target})]"
+    assert compile_path(parse_path(text)).find(FILTER_DOCUMENT) == jsonpath_ng_find(
+        text, FILTER_DOCUMENT
+    )
+
+
+BOUNDS = ["", "-4", "-3", "-1", "0", "1", "2", "4"]
+
+
+@pytest.mark.parametrize("step", ["", "1", "2", "3", "-1", "-2", "-3"])
+def test_every_slice_agrees_with_jsonpath_ng(step: str) -> None:
+    lists = [list(range(size)) for size in range(5)]
+    for start in BOUNDS:
+        for stop in BOUNDS:
+            text = f"$[{start}:{stop}:{step}]" if step else f"$[{start}:{stop}]"
+            path = compile_path(parse_path(text))
+            for doc in lists:
+                assert path.find(doc) == jsonpath_ng_find(text, doc), (text, doc)
