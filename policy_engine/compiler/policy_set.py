@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..language import ast
-from ..language.diagnostics import Diagnostic, SourceCache
+from ..language.diagnostics import Diagnostic, SourceCache, render_text
 from ..language.model import PolicySetModel, ResolvedInterceptor
 from ..language.pipeline import CheckResult, check_paths, check_sources
 from ..wire import (
@@ -63,8 +63,6 @@ class CompileError(Exception):
 
     @property
     def diagnostics_text(self) -> str:
-        from ..language.diagnostics import render_text
-
         return "\n".join(render_text(d, self.sources) for d in self.diagnostics)
 
 

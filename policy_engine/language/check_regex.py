@@ -15,6 +15,7 @@ import re2
 from . import ast
 from .diagnostics import Diagnostic, Span
 from .resolve import error, warning
+from .walk import find
 
 ALLOWED_FLAGS = {"i": "i", "m": "m", "s": "s"}
 
@@ -124,8 +125,6 @@ def check_regex(source: str, flags: str, span: Span) -> Iterator[Diagnostic]:
 
 
 def check_regexes(files: list[ast.PolicyFile]) -> Iterator[Diagnostic]:
-    from .walk import find
-
     for policy in files:
         for regex in find(policy, ast.RegexLiteral):
             yield from check_regex(regex.source, regex.flags, regex.span)

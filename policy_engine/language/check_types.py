@@ -10,9 +10,10 @@ from collections.abc import Iterator
 
 from ..wire import event_matches
 from . import ast
+from .check_events import check_event_name
 from .diagnostics import Diagnostic, Span
 from .model import ResolvedInterceptor
-from .resolve import error
+from .resolve import did_you_mean, error
 from .walk import find
 
 StaticType = str | None  # "string", "number", "bool", "null", "list", or None (unknown)
@@ -172,8 +173,6 @@ def _check_list_rule(rule: ast.ListRule, interceptor: ResolvedInterceptor) -> It
 
 
 def check_tests(files: list[ast.PolicyFile], names: set[str]) -> Iterator[Diagnostic]:
-    from .check_events import check_event_name
-
     for policy in files:
         for item in policy.items:
             if not isinstance(item, ast.TestBlock):
@@ -215,8 +214,6 @@ def check_tests(files: list[ast.PolicyFile], names: set[str]) -> Iterator[Diagno
                     refs = (statement.interceptor,)
                 for name in refs:
                     if name not in names:
-                        from .resolve import did_you_mean
-
                         yield error(
                             "E213",
                             f"test `{item.name}` names unknown interceptor `{name}`",

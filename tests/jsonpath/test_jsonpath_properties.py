@@ -387,7 +387,7 @@ FILTER_LITERALS = ["null", "true", "false", "0", "1", "-2", "0.5", "1.0", "''", 
 @pytest.mark.parametrize("target", ["@", "@.a", "@[0]"])
 @pytest.mark.parametrize("op", ["==", "!=", "<", "<=", ">", ">="])
 def test_every_comparison_of_every_kind_agrees_with_jsonpath_ng(target: str, op: str) -> None:
-    """All operators x literal kinds x value kinds: null, bools, ints, floats, strings, containers."""
+    """Every operator, literal kind and value kind (null, bool, number, string, container)."""
     for literal in FILTER_LITERALS:
         text = f"$[?({target} {op} {literal})]"
         ours = compile_path(parse_path(text)).find(FILTER_DOCUMENT)
