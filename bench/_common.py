@@ -32,6 +32,7 @@ class Stats:
     median_ns: float
     p25_ns: float
     p75_ns: float
+    min_ns: float
     runs: int
 
     @property
@@ -49,14 +50,14 @@ def summarize(samples: Sequence[float]) -> Stats:
         p25, _, p75 = statistics.quantiles(ordered, n=4, method="inclusive")
     else:
         p25, p75 = ordered[0], ordered[-1]
-    return Stats(statistics.median(ordered), p25, p75, len(ordered))
+    return Stats(statistics.median(ordered), p25, p75, ordered[0], len(ordered))
 
 
 def measure(
     cases: Mapping[str, Callable[[], object]],
     *,
     budget_s: float,
-    rounds: int = 5,
+    rounds: int = 10,
     warmup: int = 3,
     max_runs: int = 5000,
     min_runs: int = 5,

@@ -79,6 +79,7 @@ class PayloadTooDeep(ValueError):
 
 
 _MISSING: Final = object()
+_MAX_STRUCTURAL_STEPS: Final = 100
 _K = TypeVar("_K", str, int)
 
 # One compiled step: append the matches below one (value, location) to ``out``.
@@ -590,32 +591,39 @@ def _plan(matches: list[Match], fn: UpdateFn, *, dedupe: bool) -> tuple[_Trie, i
             if loc in seen:
                 continue
             seen.add(loc)
-        node = trie
-        depth = 0
-        last = len(loc) - 1
-        while depth < last:
-            below = node.get(loc[depth])
-            if below is None:
-                break
-            if isinstance(below, _Leaf):
-                break
-            node = below
-            depth += 1
-        else:
-            below = None
-        if isinstance(below, _Leaf):
+        reached = _deepest_prefix(trie, loc)
+        if reached is None:
             continue  # inside something already replaced or removed
         result = fn(value, loc)
         if result is KEEP or result is value:
             continue
-        while depth < last:
+        node, depth = reached
+        for key in loc[depth:-1]:
             fresh: _Trie = {}
-            node[loc[depth]] = fresh
+            node[key] = fresh
             node = fresh
-            depth += 1
-        node[loc[last]] = _Leaf(result)
+        node[loc[-1]] = _Leaf(result)
         changed += 1
     return trie, changed
+
+
+def _deepest_prefix(trie: _Trie, loc: Location) -> tuple[_Trie, int] | None:
+    """The deepest trie node on the way to ``loc``'s parent, and its depth.
+
+    None when an ancestor of ``loc`` already holds a decided change.
+    """
+    node = trie
+    depth = 0
+    last = len(loc) - 1
+    while depth < last:
+        below = node.get(loc[depth])
+        if below is None:
+            break
+        if isinstance(below, _Leaf):
+            return None
+        node = below
+        depth += 1
+    return node, depth
 
 
 def _apply(doc: Any, trie: _Trie) -> Any:
@@ -659,10 +667,12 @@ class CompiledPath:
         self._names_only = self._keys is not None and all(isinstance(k, str) for k in self._keys)
         self._dedupe = _may_repeat(steps)
         # Without `..` an update can follow the steps and copy as it returns;
-        # with `..` it goes through find() and a patch trie (see `_plan`).
-        self._structural: _Updater | None = (
-            None if any(isinstance(step, Descend) for step in steps) else _structural_updater(steps)
+        # with `..` it goes through find() and a patch trie (see `_plan`), as do
+        # absurdly long paths, since each structural step costs two stack frames.
+        structural = len(steps) <= _MAX_STRUCTURAL_STEPS and not any(
+            isinstance(step, Descend) for step in steps
         )
+        self._structural = _structural_updater(steps) if structural else None
         if self._keys is not None:
             self._find = _singular_finder(self._keys)
         else:
@@ -690,6 +700,11 @@ class CompiledPath:
         Returns the new document and how many locations changed; ``KEEP`` (or
         returning the very same object) changes nothing.  ``doc`` is never
         modified and untouched subtrees are shared with the result.
+
+        ``fn`` sees original values, each location once, in document order (for
+        paths with several ``..``: shallower locations first); a match inside a
+        value that ``fn`` replaced or removed is skipped.  List removals refer
+        to the original indexes.
         """
         if self._keys is not None:
             return self._update_singular(doc, fn, self._keys)

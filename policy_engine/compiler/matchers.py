@@ -81,41 +81,72 @@ def matchable(text: str) -> str:
 _GROUP = "_policyc"
 
 
-class TextMatcher:
-    """Finds the occurrences of any of several patterns in a string.
+def _alternation(specs: Sequence[PatternSpec]) -> re2._Regexp[str] | None:
+    if not specs:
+        return None
+    groups = [f"(?P<{_GROUP}{i}>{spec.regex})" for i, spec in enumerate(specs)]
+    return re2.compile("|".join(groups), re2_options())
 
-    The common case (no candidate checks) is one pass of one alternation with a
-    named group per pattern. With checks, a candidate that fails must not hide
-    another pattern's match at the same place, so each pattern is scanned on
-    its own (after the alternation, as a prefilter, found anything at all) and
-    the surviving hits are merged leftmost-first, earlier patterns winning ties.
+
+class TextMatcher:
+    """Finds the occurrences of any of several patterns in a string, in linear time.
+
+    Patterns without a candidate check are joined into one alternation with a
+    named group each and scanned in one leftmost-first pass. A pattern with a
+    check (Luhn, IBAN, entropy) gets a pass of its own, so a candidate that
+    fails its check never hides another pattern's match at the same place.
+    The passes' hits are merged leftmost first, the pattern listed first
+    winning ties; every pass resumes after each match, so hostile input (a
+    megabyte of digits failing Luhn) costs one scan per pass, never more.
     """
 
     def __init__(self, specs: Sequence[PatternSpec]) -> None:
         self.specs = list(specs)
-        groups = [f"(?P<{_GROUP}{i}>{spec.regex})" for i, spec in enumerate(self.specs)]
-        self._combined = re2.compile("|".join(groups), re2_options())
-        self._each = [re2.compile(spec.regex, re2_options()) for spec in self.specs]
-        # A user's own group named like ours would confuse `lastgroup`.
-        self._one_pass = not any(spec.check or f"(?P<{_GROUP}" in spec.regex for spec in self.specs)
+        plain = [i for i, spec in enumerate(self.specs) if spec.check is None]
+        # A user's own group named like ours would confuse `lastgroup`: such a
+        # pattern gets a pass of its own instead.
+        joinable = [i for i in plain if f"(?P<{_GROUP}" not in self.specs[i].regex]
+        self._joined_index = joinable
+        self._joined = _alternation([self.specs[i] for i in joinable])
+        self._alone = [
+            (i, re2.compile(self.specs[i].regex, re2_options()))
+            for i in range(len(self.specs))
+            if i not in joinable
+        ]
+        self._any = _alternation(self.specs)
+
+    def _joined_hits(self, text: str) -> list[tuple[int, int, int]]:
+        hits: list[tuple[int, int, int]] = []
+        if self._joined is None:
+            return hits
+        for match in self._joined.finditer(text):
+            start, end = match.span()
+            if start != end:
+                group: Any = match.lastgroup  # the stubs say int; it is the name
+                hits.append((start, self._joined_index[int(group[len(_GROUP) :])], end))
+        return hits
+
+    def _alone_hits(
+        self, index: int, regex: re2._Regexp[str], text: str
+    ) -> list[tuple[int, int, int]]:
+        check = self.specs[index].check
+        return [
+            (m.start(), index, m.end())
+            for m in regex.finditer(text)
+            if m.start() != m.end() and (check is None or check(m.group()))
+        ]
 
     def hits(self, text: str) -> Iterator[Hit]:
         text = matchable(text)
-        if self._one_pass:
-            for match in self._combined.finditer(text):
-                start, end = match.span()
-                if start != end:
-                    group: Any = match.lastgroup  # the stubs say int; it is the name
-                    yield Hit(start, end, self.specs[int(group[len(_GROUP) :])].label)
+        if not self._alone:
+            for start, index, end in self._joined_hits(text):
+                yield Hit(start, end, self.specs[index].label)
             return
-        if self._combined.search(text) is None:
+        if self._any is None or self._any.search(text) is None:
             return
-        candidates: list[tuple[int, int, int]] = []
-        for index, (spec, regex) in enumerate(zip(self.specs, self._each, strict=True)):
-            for match in regex.finditer(text):
-                start, end = match.span()
-                if start != end and (spec.check is None or spec.check(match.group())):
-                    candidates.append((start, index, end))
+        candidates = self._joined_hits(text)
+        for index, regex in self._alone:
+            candidates.extend(self._alone_hits(index, regex, text))
         last_end = 0
         for start, index, end in sorted(candidates):
             if start >= last_end:
@@ -125,15 +156,14 @@ class TextMatcher:
     def search(self, text: str) -> bool:
         """Whether any pattern has a hit; stops at the first candidate that passes."""
         text = matchable(text)
-        if self._combined.search(text) is None:
+        if self._any is None or self._any.search(text) is None:
             return False
-        if self._one_pass:
+        if self._joined is not None and self._joined.search(text) is not None:
             return True
-        for spec, regex in zip(self.specs, self._each, strict=True):
+        for index, regex in self._alone:
+            check = self.specs[index].check
             for match in regex.finditer(text):
-                if match.start() != match.end() and (
-                    spec.check is None or spec.check(match.group())
-                ):
+                if match.start() != match.end() and (check is None or check(match.group())):
                     return True
         return False
 

@@ -94,7 +94,7 @@ class PathSyntaxError(ValueError):
     source, when known) lets the caller underline the exact spot.
     """
 
-    def __init__(self, message: str, *, column: int | None = None, help: str | None = None):
+    def __init__(self, message: str, *, column: int | None = None, help: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.column = column
@@ -363,8 +363,8 @@ def _parse_tokens(source: str, raw: list[Any], tokens: list[_Token]) -> Any:
     except JSONPathError as exc:
         at_end = "end of string" in str(exc) or fed[0] < 0
         raise _parse_error(source, tokens, None if at_end else fed[0]) from None
-    except Exception as exc:  # ply or a grammar action failed in a way it does not name
-        raise PathSyntaxError(f"invalid path: {exc}", help=_SUPPORTED) from exc
+    except Exception as exc:  # a grammar action failed in a way jsonpath-ng does not name
+        raise PathSyntaxError("invalid path", help=_SUPPORTED) from exc
 
 
 def _parse_error(source: str, tokens: list[_Token], position: int | None) -> PathSyntaxError:
@@ -415,7 +415,7 @@ def _flatten(tree: Any) -> list[Any]:
 class _Converter:
     """Turns jsonpath-ng's untyped tree into our steps; all its node types stay in here."""
 
-    def __init__(self, source: str, tokens: list[_Token]):
+    def __init__(self, tokens: list[_Token]) -> None:
         from jsonpath_ng import jsonpath as jp
         from jsonpath_ng.ext import filter as jf
         from jsonpath_ng.ext.arithmetic import Operation
@@ -423,7 +423,6 @@ class _Converter:
         self._jp = jp
         self._jf = jf
         self._operation = Operation
-        self._source = source
         self._tokens = tokens
 
     def path(self, tree: Any) -> tuple[Step, ...]:
@@ -492,7 +491,7 @@ class _Converter:
         if expression.op is None:
             return Filter(target, "exists")
         value = expression.value
-        if isinstance(value, jf.JSONPath):
+        if isinstance(value, self._jp.JSONPath):
             raise _unsupported(
                 "comparison with a path",
                 self._column("FILTER_OP"),
@@ -571,7 +570,7 @@ def parse_path(source: str) -> PathSyntax:
     raw, tokens = _lex(source)
     _check_tokens(source, tokens)
     tree = _parse_tokens(source, raw, tokens)
-    return PathSyntax(source, _Converter(source, tokens).path(tree))
+    return PathSyntax(source, _Converter(tokens).path(tree))
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

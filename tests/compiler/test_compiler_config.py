@@ -90,7 +90,9 @@ def test_wrong_types(field: str, value: Any, expected: str) -> None:
     assert data["expected"] == expected
 
 
-@pytest.mark.parametrize(("field", "value"), [("max", 2.0), ("max", -7), ("ratio", 3), ("ratio", 1e-3)])
+@pytest.mark.parametrize(
+    ("field", "value"), [("max", 2.0), ("max", -7), ("ratio", 3), ("ratio", 1e-3)]
+)
 def test_numbers_that_fit(field: str, value: Any) -> None:
     assert resolve_config("guard", PARAMS, {"tag": "t", field: value})[field] == value
 

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policy_engine.compiler.matchers import GlobMatcher, PatternSpec, TextMatcher, glob_regex
+from policy_engine.compiler.matchers import (
+    GlobMatcher,
+    PatternSpec,
+    TextMatcher,
+    glob_regex,
+    matchable,
+)
 
 # --------------------------------------------------------------------- globs
 
@@ -68,7 +74,9 @@ def test_no_globs_match_nothing() -> None:
 GLOB_CHARS = st.sampled_from(list("ab.*?[]()+\\^$|{}\n é"))
 
 
-@given(st.lists(GLOB_CHARS, max_size=8).map("".join), st.lists(GLOB_CHARS, max_size=10).map("".join))
+@given(
+    st.lists(GLOB_CHARS, max_size=8).map("".join), st.lists(GLOB_CHARS, max_size=10).map("".join)
+)
 def test_globs_agree_with_a_reference_implementation(glob: str, text: str) -> None:
     assert GlobMatcher([glob]).matches(text) == reference_glob(glob, text)
 
@@ -138,7 +146,9 @@ class CountingCheck:
 
 def test_checks_run_once_per_candidate_of_their_own_pattern_only() -> None:
     check = CountingCheck(True)
-    matcher = TextMatcher([PatternSpec("NUM", "[0-9]+", check), PatternSpec("WORD", "[a-z]+", None)])
+    matcher = TextMatcher(
+        [PatternSpec("NUM", "[0-9]+", check), PatternSpec("WORD", "[a-z]+", None)]
+    )
     labels = [h.label for h in matcher.hits("12 ab 345 cd")]
     assert labels == ["NUM", "WORD", "NUM", "WORD"]
     assert check.seen == ["12", "345"]
@@ -146,7 +156,9 @@ def test_checks_run_once_per_candidate_of_their_own_pattern_only() -> None:
 
 def test_a_failed_check_drops_the_candidate() -> None:
     rejecting = CountingCheck(False)
-    matcher = TextMatcher([PatternSpec("NUM", "[0-9]+", rejecting), PatternSpec("W", "[a-z]+", None)])
+    matcher = TextMatcher(
+        [PatternSpec("NUM", "[0-9]+", rejecting), PatternSpec("W", "[a-z]+", None)]
+    )
     assert [h.label for h in matcher.hits("12 ab 34")] == ["W"]
     assert rejecting.seen == ["12", "34"]
     assert not TextMatcher([PatternSpec("NUM", "[0-9]+", rejecting)]).search("123")
@@ -178,3 +190,38 @@ def test_luhn_check_of_the_builtin_card_pattern() -> None:
     matcher = TextMatcher(pattern_specs([ast.PatternName("CREDIT_CARD")], env.patterns))
     assert [h.label for h in matcher.hits("pay 4111 1111 1111 1111 now")] == ["CREDIT_CARD"]
     assert list(matcher.hits("pay 4111 1111 1111 1112 now")) == []
+
+
+def test_a_failed_check_does_not_hide_another_pattern_at_the_same_place() -> None:
+    rejecting = CountingCheck(False)
+    matcher = TextMatcher(
+        [PatternSpec("CARD", "[0-9 ]{6,}", rejecting), PatternSpec("HEAD", "12", None)]
+    )
+    assert [(h.label, h.start, h.end) for h in matcher.hits("12 34 56 x")] == [("HEAD", 0, 2)]
+    assert rejecting.seen == ["12 34 56 "]
+    assert matcher.search("12 34 56")
+
+
+def test_a_user_group_named_like_the_generated_ones_keeps_labels_right() -> None:
+    matcher = TextMatcher(
+        [PatternSpec("USER", "(?P<_policyc1>a)", None), PatternSpec("B", "b", None)]
+    )
+    assert [h.label for h in matcher.hits("ab ba")] == ["USER", "B", "B", "USER"]
+
+
+# ---------------------------------------------------------- lone surrogates
+
+
+def test_matchable_keeps_offsets_and_valid_text() -> None:
+    assert matchable("plain") == "plain"
+    assert matchable("café") == "café"
+    assert matchable("a\ud800b\udfff") == "a\ufffdb\ufffd"
+    assert len(matchable("x\udc00" * 3)) == 6
+
+
+def test_lone_surrogates_neither_crash_nor_shift_hits() -> None:
+    matcher = TextMatcher([PatternSpec("N", "[0-9]+", None)])
+    assert [(h.start, h.end) for h in matcher.hits("\ud800 42")] == [(2, 4)]
+    checked = TextMatcher([PatternSpec("N", "[0-9]+", CountingCheck(True))])
+    assert [(h.start, h.end) for h in checked.hits("\ud800 42")] == [(2, 4)]
+    assert GlobMatcher(["a?b"]).matches("a\ud800b")

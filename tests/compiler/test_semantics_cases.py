@@ -110,8 +110,8 @@ def test_case(case: dict[str, Any]) -> None:
 
 def test_case_files_are_well_formed() -> None:
     total = 0
-    notes: set[str] = set()
     for file, cases in GROUPS.items():
+        notes: set[str] = set()
         assert isinstance(cases, list), f"{file} is not a list"
         assert cases or file == KNOWN_BUGS, f"{file} is empty"
         for case in cases:
@@ -122,7 +122,7 @@ def test_case_files_are_well_formed() -> None:
             assert set(case["invoke"]) <= INVOKE_KEYS, where
             assert {"name", "event", "phase", "payload"} <= set(case["invoke"]), where
             assert ("bug" in case) == (file == KNOWN_BUGS), f"{where}: `bug` only in {KNOWN_BUGS}"
-            assert case["note"] not in notes, f"duplicate note {where}"
+            assert case["note"] not in notes, f"duplicate note in {where}"
             notes.add(case["note"])
             total += 1
     assert total >= MIN_CASES, f"only {total} cases"

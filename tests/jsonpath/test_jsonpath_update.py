@@ -128,6 +128,19 @@ def test_update_fn_gets_the_original_value_and_may_return_containers() -> None:
     assert new["content"][1] is doc["content"][1]
 
 
+def test_very_long_paths_update_without_recursion() -> None:
+    doc: Any = "leaf"
+    for _ in range(3000):
+        doc = {"k": doc}
+    new, count = compiled("$" + ".*" * 3000).update(doc, lambda value, loc: value.upper())
+    assert count == 1
+    node = new
+    for _ in range(3000):
+        node = node["k"]
+    assert node == "LEAF"
+    assert compiled("$" + ".k" * 3000).update(doc, lambda value, loc: REMOVE)[1] == 1
+
+
 def test_update_root() -> None:
     doc = payload()
     assert compiled("$").update(doc, lambda v, loc: {"replaced": loc}) == ({"replaced": ()}, 1)
