@@ -47,6 +47,13 @@ def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _canonical_text(value: Any) -> str:
+    """Key order must not change a hash: equal objects get equal tags."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
     """Apply ``fn`` to every string in ``value``, copying only what changes."""
     if isinstance(value, str):
@@ -190,7 +197,7 @@ def _value_transform(rule: ast.MutatorRule, env: CompileEnv) -> Transform | None
         )
     if isinstance(rule, ast.Hash):
         if matcher is None:
-            return lambda value, counts: stable_tag(_as_text(value))
+            return lambda value, counts: stable_tag(_canonical_text(value))
         return lambda value, counts: map_strings(
             value, lambda s: substitute(s, matcher, lambda m, label: stable_tag(m), counts)
         )

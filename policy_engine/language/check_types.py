@@ -147,6 +147,14 @@ def check_rule_shapes(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
             guard = getattr(rule, "guard", None)
             if guard is not None:
                 yield from check_condition_types(guard.condition, interceptor)
+            if isinstance(rule, ast.Remove | ast.SetValue) and rule.path.source == "$":
+                word = "remove" if isinstance(rule, ast.Remove) else "set"
+                yield error(
+                    "E214",
+                    f"`{word} $` would replace the whole payload",
+                    rule.path.span,
+                    "name a field, e.g. `remove $.arguments.debug`",
+                )
             if isinstance(rule, ast.Mask) and rule.keep is not None:
                 yield from _whole(rule.keep, "`keep`", rule.span)
             if isinstance(rule, ast.Truncate):

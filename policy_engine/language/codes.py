@@ -33,6 +33,7 @@ CODES: dict[str, str] = {
     "E211": "expected a whole number",
     "E212": "rule sugar used on an event it cannot apply to",
     "E213": "invalid test block",
+    "E214": "rule cannot apply to the whole payload",
     "W101": "event name close to a standard event",
     "W301": "rule can never fire",
     "W302": "mutators with the same priority write the same path",
