@@ -45,8 +45,8 @@ def check(paths: tuple[str, ...], output_format: str, strict: bool, max_diagnost
             click.echo()
         if result.truncated:
             click.echo(f"... and {result.truncated} more (raise --max-diagnostics to see them)")
-        errors, warnings = len(result.errors), len(result.warnings)
+        errors, warnings = result.error_count, result.warning_count
         summary = f"{len(files)} file(s) checked: {errors} error(s), {warnings} warning(s)"
         click.echo(summary, err=True)
-    failed = bool(result.errors) or (strict and bool(result.warnings))
+    failed = result.error_count > 0 or (strict and result.warning_count > 0)
     sys.exit(ExitCode.PROBLEMS if failed else ExitCode.SUCCESS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..wire import Phase
 from . import ast
 from .diagnostics import Diagnostic, Span
 from .model import ResolvedInterceptor
@@ -33,6 +34,15 @@ def parse_checked(ref: ast.PathRef) -> tuple[PathSyntax | None, Diagnostic | Non
         )
 
 
+def _other_phase_hint(pairs: list[tuple[str, Phase]], path: PathSyntax) -> str | None:
+    """A path that fits the other phase's payload is a wrong hook, not a wrong path."""
+    for event, phase in pairs:
+        other: Phase = "response" if phase == "request" else "request"
+        if known_schema(event, other) and check_path(event, other, path) is None:
+            return f"`{path.source}` is in the {event} {other} payload; hook `on {event} {other}`"
+    return None
+
+
 def check_interceptor_paths(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
     pairs = [(e, p) for e, p in interceptor.hooked() if known_schema(e, p)]
     unknown = any(not known_schema(e, p) for e, p in interceptor.hooked())
@@ -48,4 +58,6 @@ def check_interceptor_paths(interceptor: ResolvedInterceptor) -> Iterator[Diagno
             if all(p is not None for p in problems):
                 first = problems[0]
                 assert first is not None
-                yield error("E203", first.message, ref.span, first.help)
+                yield error(
+                    "E203", first.message, ref.span, _other_phase_hint(pairs, path) or first.help
+                )

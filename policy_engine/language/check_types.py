@@ -148,12 +148,16 @@ def check_rule_shapes(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
             if guard is not None:
                 yield from check_condition_types(guard.condition, interceptor)
             if isinstance(rule, ast.Remove | ast.SetValue) and rule.path.source == "$":
-                word = "remove" if isinstance(rule, ast.Remove) else "set"
+                removing = isinstance(rule, ast.Remove)
                 yield error(
                     "E214",
-                    f"`{word} $` would replace the whole payload",
+                    f"`{'remove' if removing else 'set'} $` would "
+                    f"{'remove' if removing else 'replace'} the whole payload",
                     rule.path.span,
-                    "name a field, e.g. `remove $.arguments.debug`",
+                    "name a field, e.g. "
+                    + (
+                        "`remove $.arguments.debug`" if removing else "`set $.arguments.limit = 10`"
+                    ),
                 )
             if isinstance(rule, ast.Mask) and rule.keep is not None:
                 yield from _whole(rule.keep, "`keep`", rule.span)

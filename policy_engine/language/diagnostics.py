@@ -51,8 +51,8 @@ class Diagnostic:
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.span.file, self.span.line, self.span.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.span.file, self.span.line, self.span.column, self.code, self.message)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -77,7 +77,7 @@ def sort_and_cap(
     diagnostics: Iterable[Diagnostic], cap: int = DEFAULT_CAP
 ) -> tuple[list[Diagnostic], int]:
     """Sorted by location, duplicates dropped, at most ``cap``; also how many were cut."""
-    unique = sorted(set(diagnostics), key=Diagnostic.sort_key)
+    unique = sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key)
     return unique[:cap], max(0, len(unique) - cap)
 
 
@@ -88,7 +88,9 @@ class SourceCache:
         self._lines: dict[str, list[str]] = {}
 
     def add(self, file: str, text: str) -> None:
-        self._lines[file] = text.splitlines()
+        # lark counts lines by "\n" only; splitlines() would also split on
+        # U+2028 or form feeds and quote the wrong line.
+        self._lines[file] = text.split("\n")
 
     def line(self, file: str, number: int) -> str | None:
         lines = self._lines.get(file)

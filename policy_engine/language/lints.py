@@ -47,13 +47,18 @@ def _compare_against_hooks(node: ast.Compare, interceptor: ResolvedInterceptor) 
             continue
         hooked = interceptor.hooked()
         if isinstance(ref, ast.PhaseRef):
-            possible = other.value in {p for _, p in hooked}
+            values = {p for _, p in hooked}
+            possible = other.value in values
+            certain = values == {other.value}
         elif isinstance(ref, ast.EventRef):
             possible = any(event_matches(e, other.value) for e, _ in hooked)
+            certain = all(e == other.value for e, _ in hooked)
         else:
             continue
         if not possible:
             return node.op == "!="
+        if certain:
+            return node.op == "=="
     return None
 
 

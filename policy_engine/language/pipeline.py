@@ -35,6 +35,8 @@ class CheckResult:
     sources: SourceCache
     timings: dict[str, float] = field(default_factory=dict)
     truncated: int = 0
+    error_count: int = 0
+    warning_count: int = 0
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -46,7 +48,7 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        return not self.errors
+        return self.error_count == 0 and not self.errors
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
@@ -127,7 +129,9 @@ def check_sources(
             break
     shown, cut = sort_and_cap(diagnostics, cap)
     model = model_box[0] if model_box else None
-    return CheckResult(model, shown, cache, timings, cut)
+    unique = set(diagnostics)
+    errors = sum(1 for d in unique if d.is_error)
+    return CheckResult(model, shown, cache, timings, cut, errors, len(unique) - errors)
 
 
 def check_paths(
