@@ -39,18 +39,6 @@ from .mutators import CompiledMutation, compile_mutation, run_mutator
 from .trace import RuleRef, Trace
 from .validators import CompiledCheck, compile_check, run_validator
 
-_RULE_KINDS = {
-    ast.CheckRule: "check",
-    ast.ListRule: "list",
-    ast.LimitRule: "limit",
-    ast.Redact: "redact",
-    ast.Mask: "mask",
-    ast.Hash: "hash",
-    ast.SetValue: "set",
-    ast.Remove: "remove",
-    ast.Truncate: "truncate",
-}
-
 
 class CompileError(Exception):
     """The policy set has errors; ``diagnostics`` says which, ``sources`` quotes them."""
@@ -68,7 +56,7 @@ class CompileError(Exception):
 
 def rule_ref(interceptor: str, rule: ast.Rule) -> RuleRef:
     code = getattr(rule, "code", None) or f"{interceptor}:{rule.span.line}"
-    return RuleRef(code, rule.span, _RULE_KINDS.get(type(rule), "rule"))
+    return RuleRef(code, rule.span, ast.RULE_KINDS.get(type(rule), "rule"))
 
 
 @dataclass

@@ -368,6 +368,18 @@ Setting = Description | Version | ModeSetting | FailSetting | PrioritySetting | 
 Statement = Hook | Setting | ParamDef | Rule
 
 VALIDATOR_RULES = (CheckRule, ListRule, LimitRule)
+# The word a rule is known by in messages, traces and coverage reports.
+RULE_KINDS: dict[type, str] = {
+    CheckRule: "check",
+    ListRule: "list",
+    LimitRule: "limit",
+    Redact: "redact",
+    Mask: "mask",
+    Hash: "hash",
+    SetValue: "set",
+    Remove: "remove",
+    Truncate: "truncate",
+}
 MUTATOR_RULES = (Redact, Mask, Hash, SetValue, Remove, Truncate)
 
 # ------------------------------------------------------------------ top level

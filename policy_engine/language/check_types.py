@@ -18,17 +18,6 @@ from .walk import find
 
 StaticType = str | None  # "string", "number", "bool", "null", "list", or None (unknown)
 
-_RULE_WORDS = {
-    ast.Redact: "redact",
-    ast.Mask: "mask",
-    ast.Hash: "hash",
-    ast.SetValue: "set",
-    ast.Remove: "remove",
-    ast.Truncate: "truncate",
-    ast.CheckRule: "check",
-    ast.ListRule: "allow/deny list",
-    ast.LimitRule: "limit",
-}
 _MODEL_EVENTS = ("sampling/createMessage", "llm/completion")
 
 
@@ -129,7 +118,7 @@ def check_rule_shapes(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
     for rule in interceptor.rules:
         allowed = ast.VALIDATOR_RULES if validator else ast.MUTATOR_RULES
         if not isinstance(rule, allowed):
-            word = _RULE_WORDS.get(type(rule), "this")
+            word = ast.RULE_KINDS.get(type(rule), "this")
             other = "mutator" if validator else "validator"
             yield error(
                 "E206",

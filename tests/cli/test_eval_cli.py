@@ -102,3 +102,66 @@ def test_policy_errors_are_reported_not_raised(runner: CliRunner, tmp_path: Path
     code, output = _eval(runner, str(bad), payload=SHELL)
     assert code == 1
     assert "bad.policy:3:18: error[E004]: unexpected `=`" in output
+
+
+def _eval_process(*args: str, payload: str) -> tuple[int, str]:
+    """The real CLI in a subprocess: a remote stdio server needs real file descriptors."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "policy_engine.cli.main",
+            "eval",
+            *args,
+            "--event",
+            "tools/call",
+            "--phase",
+            "request",
+            "--payload",
+            "-",
+        ],
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def _serve_command(folder: Path) -> str:
+    import shlex
+    import sys
+
+    return shlex.join([sys.executable, "-m", "policy_engine.cli.main", "serve", str(folder)])
+
+
+def test_eval_against_a_remote_server(policies: Path) -> None:
+    code, output = _eval_process("--server", _serve_command(policies), payload=SHELL)
+    assert code == 1, output
+    result = json.loads(output)
+    assert result["status"] == "validation_failed"
+    assert result["abortedAt"]["interceptor"] == "tool-guard"
+
+
+def test_local_and_remote_entries_with_the_same_name_stay_apart(tmp_path: Path) -> None:
+    local = tmp_path / "local.policy"
+    local.write_text("mutator tag {\n  on tools/call request\n  set $.arguments.local = true\n}\n")
+    remote_dir = tmp_path / "remote"
+    remote_dir.mkdir()
+    (remote_dir / "remote.policy").write_text(
+        "mutator tag {\n  on tools/call request\n  set $.arguments.remote = true\n}\n"
+    )
+    code, output = _eval_process(
+        str(local), "--server", _serve_command(remote_dir), payload=PERSONAL
+    )
+    assert code == 0, output
+    result = json.loads(output)
+    assert [r["interceptor"] for r in result["results"]] == ["tag", "tag"]
+    assert result["finalPayload"]["arguments"] == {
+        "email": "ann@example.com",
+        "local": True,
+        "remote": True,
+    }
