@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..language import ast
 from ..language.model import ResolvedPattern
 from ..language.path_syntax import parse_path
 from .jsonpath import CompiledPath, compile_path
+from .match_groups import GroupIndex, MatchGroup, pattern_key
 from .matchers import GlobMatcher, TextMatcher, pattern_specs
 
 Location = tuple[str | int, ...]
@@ -32,6 +33,8 @@ class EvalContext:
     phase: str
     params: dict[str, Any]
     context: dict[str, Any]
+    # Per-invoke scan results shared by the `matches` rules of a group.
+    memo: dict[int, Any] = field(default_factory=dict)
 
 
 OperandFn = Callable[[EvalContext], list[Candidate]]
@@ -44,6 +47,7 @@ class CompileEnv:
 
     patterns: dict[str, ResolvedPattern]
     paths: dict[str, CompiledPath]
+    groups: GroupIndex = field(default_factory=dict)
 
     def path(self, source: str) -> CompiledPath:
         compiled = self.paths.get(source)
@@ -270,6 +274,10 @@ def _compile_predicate(node: ast.Condition, env: CompileEnv) -> ConditionFn:
 
         return _quantified(compile_operand(node.left, env), node.quantifier, compare)
     if isinstance(node, ast.Matches):
+        if isinstance(node.subject, ast.PathRef):
+            grouped = env.groups.get((node.subject.source, pattern_key(node.pattern)))
+            if grouped is not None:
+                return _grouped_matches(*grouped, node.quantifier)
         matcher = TextMatcher(pattern_specs([node.pattern], env.patterns))
         return _quantified(
             compile_operand(node.subject, env),
@@ -300,6 +308,27 @@ def _compile_predicate(node: ast.Condition, env: CompileEnv) -> ConditionFn:
         return actual == wanted or (wanted == "number" and actual == "int")
 
     return _quantified(compile_operand(node.subject, env), node.quantifier, has_type)
+
+
+def _grouped_matches(group: MatchGroup, index: int, quantifier: ast.Quantifier) -> ConditionFn:
+    """`matches` answered from the group's shared scan (see match_groups.py)."""
+    if quantifier == "all":
+
+        def every(ctx: EvalContext) -> Location | None:
+            scanned = group.scan(ctx.payload, ctx.memo)
+            if any(index not in hits for _, _, hits in scanned):
+                return None
+            return scanned[0][1] if scanned else NO_LOCATION
+
+        return every
+
+    def some(ctx: EvalContext) -> Location | None:
+        for _, location, hits in group.scan(ctx.payload, ctx.memo):
+            if index in hits:
+                return location
+        return None
+
+    return some
 
 
 def _like_test(node: ast.Like) -> Callable[[Any, EvalContext], bool]:

@@ -35,6 +35,7 @@ from .bounds import Limits, check_bounds
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
 from .jsonpath import PayloadTooDeep
+from .match_groups import build_match_groups
 from .mutators import CompiledMutation, compile_mutation, run_mutator
 from .trace import RuleRef, Trace
 from .validators import CompiledCheck, compile_check, run_validator
@@ -78,6 +79,8 @@ class CompiledInterceptor:
 
 
 def compile_interceptor(resolved: ResolvedInterceptor, env: CompileEnv) -> CompiledInterceptor:
+    groups = build_match_groups(resolved.rules, env.patterns, env.path)
+    env = CompileEnv(env.patterns, env.paths, groups)
     compiled = CompiledInterceptor(resolved)
     for rule in resolved.rules:
         ref = rule_ref(resolved.name, rule)
