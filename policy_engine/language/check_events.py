@@ -5,8 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from ..wire import STANDARD_EVENTS, WILDCARD
-from ..wire.events import is_namespaced
+from ..wire.events import STANDARD_EVENTS, WILDCARD, is_namespaced
 from . import ast
 from .diagnostics import Diagnostic
 from .resolve import error, warning

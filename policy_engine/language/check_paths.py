@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..wire import Phase
+from ..wire.constants import Phase
 from . import ast
 from .diagnostics import Diagnostic, Span
 from .model import ResolvedInterceptor

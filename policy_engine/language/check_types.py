@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..wire import event_matches
+from ..wire.events import event_matches
 from . import ast
 from .check_events import check_event_name
 from .diagnostics import Diagnostic, Span

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..wire import event_matches
+from ..wire.events import event_matches
 from . import ast
 from .diagnostics import Diagnostic
 from .model import PolicySetModel, ResolvedInterceptor
@@ -88,8 +88,7 @@ def lint_never_fires(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
 
 
 def lint_audit_fail_closed(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
-    descriptor = interceptor.descriptor
-    if descriptor.mode == "audit" and not descriptor.fail_open:
+    if interceptor.mode == "audit" and not interceptor.fail_open:
         span = next(
             (s.span for s in interceptor.node.statements if isinstance(s, ast.ModeSetting)),
             interceptor.node.name_span,
@@ -104,7 +103,7 @@ def lint_audit_fail_closed(interceptor: ResolvedInterceptor) -> Iterator[Diagnos
 
 
 def lint_validator_cannot_block(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
-    if not interceptor.is_validator or interceptor.descriptor.mode == "audit":
+    if not interceptor.is_validator or interceptor.mode == "audit":
         return
     blocking = any(
         isinstance(r, ast.ListRule | ast.LimitRule)

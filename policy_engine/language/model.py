@@ -7,13 +7,18 @@ The descriptor of each interceptor is built here, in the language layer, so
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-from ..wire import InterceptorDescriptor, Phase
+from ..wire.constants import Mode, Phase
 from . import ast
 from .diagnostics import Span
 
+if TYPE_CHECKING:
+    from ..wire.descriptor import InterceptorDescriptor
+
 NO_DEFAULT: Any = object()
+Hooks = list[tuple[tuple[str, ...], Phase]]
 
 
 @dataclass(frozen=True)
@@ -40,12 +45,25 @@ class ResolvedParam:
 
 @dataclass
 class ResolvedInterceptor:
+    """An interceptor with its names resolved. The descriptor's content is kept
+    as wire JSON and turned into the pydantic model only when asked for, so
+    `policyc check` never builds a model class."""
+
     node: ast.Interceptor
     file: str
-    descriptor: InterceptorDescriptor
+    descriptor_fields: dict[str, Any]
     params: dict[str, ResolvedParam]
     rules: tuple[ast.Rule, ...]
     priorities: dict[Phase, int]
+    hooks: Hooks
+    mode: Mode = "active"
+    fail_open: bool = False
+
+    @cached_property
+    def descriptor(self) -> InterceptorDescriptor:
+        from ..wire.descriptor import InterceptorDescriptor
+
+        return InterceptorDescriptor.model_validate(self.descriptor_fields)
 
     @property
     def name(self) -> str:
@@ -57,7 +75,7 @@ class ResolvedInterceptor:
 
     def hooked(self) -> list[tuple[str, Phase]]:
         """Every (event, phase) pair this interceptor declares, in declaration order."""
-        return [(e, h.phase) for h in self.descriptor.hooks for e in h.events]
+        return [(e, phase) for events, phase in self.hooks for e in events]
 
 
 @dataclass

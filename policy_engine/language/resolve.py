@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Iterator
 from typing import Any
 
-from ..wire import INT32_MAX, INT32_MIN, Compat, Hook, InterceptorDescriptor, Phase, PhasePriority
+from ..wire.constants import INT32_MAX, INT32_MIN, Mode, Phase
 from . import ast
 from .builtin_patterns import BUILTIN_PATTERNS
 from .diagnostics import Diagnostic, Severity, Span
@@ -119,7 +119,7 @@ def _resolve_interceptor(
     node: ast.Interceptor, file: str
 ) -> tuple[ResolvedInterceptor | None, list[Diagnostic]]:
     problems: list[Diagnostic] = []
-    hooks: list[Hook] = []
+    hooks: list[tuple[tuple[str, ...], Phase]] = []
     priorities: dict[Phase, int] = {}
     priority_spans: dict[Phase, Span] = {}
     settings: dict[type, ast.Statement] = {}
@@ -128,7 +128,7 @@ def _resolve_interceptor(
     description, version = node.description, node.version
     mode: str = "active"
     fail_open = False
-    compat: Compat | None = None
+    compat: dict[str, str] | None = None
 
     def set_priority(phase: Phase, value: int | float, span: Span) -> None:
         if not isinstance(value, int):
@@ -165,7 +165,7 @@ def _resolve_interceptor(
             )
             events = [e.name for e in statement.events]
             for phase in phases:
-                hooks.append(Hook(events=events, phase=phase))
+                hooks.append((tuple(events), phase))
                 if statement.priority is not None:
                     set_priority(phase, statement.priority, statement.span)
             continue
@@ -223,9 +223,9 @@ def _resolve_interceptor(
             elif isinstance(statement, ast.FailSetting):
                 fail_open = statement.open
             else:
-                compat = Compat(
-                    min_protocol=statement.min_protocol, max_protocol=statement.max_protocol
-                )
+                compat = {"minProtocol": statement.min_protocol}
+                if statement.max_protocol is not None:
+                    compat["maxProtocol"] = statement.max_protocol
             continue
         rules.append(statement)
 
@@ -247,36 +247,45 @@ def _resolve_interceptor(
                 "validators run in parallel; only mutators are ordered by priority",
             )
         )
-    hint: int | PhasePriority | None = None
+    hint: int | dict[str, int] | None = None
     if priorities:
         request, response = priorities.get("request"), priorities.get("response")
-        hint = (
-            request
-            if request == response and request is not None
-            else PhasePriority(request=request, response=response)
-        )
-    descriptor = InterceptorDescriptor(
-        name=node.name,
-        version=version,
-        description=description,
-        type="validation" if node.kind == "validator" else "mutation",
-        hooks=hooks or [Hook(events=["*"], phase="request")],
-        mode="audit" if mode == "audit" else "active",
-        fail_open=fail_open,
-        priority_hint=hint,
-        compat=compat,
-        config_schema=_config_schema(params) if params else None,
-    )
+        if request == response and request is not None:
+            hint = request
+        else:
+            hint = {phase: value for phase, value in priorities.items()}
+    resolved_mode: Mode = "audit" if mode == "audit" else "active"
+    fields: dict[str, Any] = {
+        "name": node.name,
+        "version": version,
+        "description": description,
+        "type": "validation" if node.kind == "validator" else "mutation",
+        "hooks": [{"events": list(events), "phase": phase} for events, phase in hooks],
+        "mode": resolved_mode,
+        "failOpen": fail_open,
+        "priorityHint": hint,
+        "compat": compat,
+        "configSchema": _config_schema(params) if params else None,
+    }
+    fields = {key: value for key, value in fields.items() if value is not None}
     if not hooks:
         return None, problems
     resolved_priorities: dict[Phase, int] = {
         "request": priorities.get("request", 0),
         "response": priorities.get("response", 0),
     }
-    return (
-        ResolvedInterceptor(node, file, descriptor, params, tuple(rules), resolved_priorities),
-        problems,
+    resolved = ResolvedInterceptor(
+        node,
+        file,
+        fields,
+        params,
+        tuple(rules),
+        resolved_priorities,
+        hooks,
+        resolved_mode,
+        fail_open,
     )
+    return resolved, problems
 
 
 def _plain(value: Any) -> Any:

@@ -7,7 +7,7 @@ the conformance fixtures require.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -18,12 +18,9 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-Phase = Literal["request", "response"]
-Severity = Literal["info", "warn", "error"]
-InterceptorType = Literal["validation", "mutation"]
+from .constants import INT32_MAX, INT32_MIN, InterceptorType, Phase, Severity
 
-INT32_MIN = -(2**31)
-INT32_MAX = 2**31 - 1
+__all__ = ["INT32_MAX", "INT32_MIN", "InterceptorType", "Phase", "Severity"]
 
 # A positive whole number of milliseconds. Strict, so a peer sending "10" is told
 # so instead of having the string quietly coerced.

@@ -7,7 +7,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_serializer
 
 from ._base import InterceptorType, Phase, Severity, TimeoutMs, WireModel, keep_required_nulls
-from .descriptor import Hook, Mode, normalize_mode
+from .constants import Mode
+from .descriptor import Hook, normalize_mode
 from .invoke import InvocationContext, ValidationMessage
 from .priority import PriorityHint
 

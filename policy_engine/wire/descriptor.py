@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from ._base import InterceptorType, Phase, WireModel
+from .constants import Mode
 from .events import any_event_matches
 from .priority import PriorityHint
-
-Mode = Literal["active", "audit"]
 
 
 def normalize_mode(value: object) -> object:
