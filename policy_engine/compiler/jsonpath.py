@@ -564,16 +564,11 @@ def _structural_updater(steps: tuple[Step, ...]) -> _Updater:
 # --------------------------------------------------------------------------- copy-on-write patching
 
 
-class _Leaf:
-    """A decided change in the patch trie: the new value, or ``REMOVE``."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-_Trie: TypeAlias = "dict[str | int, _Leaf | _Trie]"
+# The patch trie mirrors the changed part of the document: a dict per container
+# on the way to a change, and at a changed key a 1-tuple holding the new value
+# (or REMOVE).  Tuples, not a class, because this is the hot part of ``..``
+# updates and a tuple is the cheapest box with an unambiguous type.
+_Trie: TypeAlias = "dict[str | int, tuple[Any] | _Trie]"
 
 
 def _plan(matches: list[Match], fn: UpdateFn, *, dedupe: bool) -> tuple[_Trie, int]:
@@ -591,39 +586,33 @@ def _plan(matches: list[Match], fn: UpdateFn, *, dedupe: bool) -> tuple[_Trie, i
             if loc in seen:
                 continue
             seen.add(loc)
-        reached = _deepest_prefix(trie, loc)
-        if reached is None:
-            continue  # inside something already replaced or removed
+        # Follow the trie as far as it goes towards loc's parent.
+        node = trie
+        depth = 0
+        last = len(loc) - 1
+        decided = False
+        while depth < last:
+            below = node.get(loc[depth])
+            if below is None:
+                break
+            if isinstance(below, tuple):
+                decided = True  # an ancestor was already replaced or removed
+                break
+            node = below
+            depth += 1
+        if decided:
+            continue
         result = fn(value, loc)
         if result is KEEP or result is value:
             continue
-        node, depth = reached
-        for key in loc[depth:-1]:
+        while depth < last:
             fresh: _Trie = {}
-            node[key] = fresh
+            node[loc[depth]] = fresh
             node = fresh
-        node[loc[-1]] = _Leaf(result)
+            depth += 1
+        node[loc[last]] = (result,)
         changed += 1
     return trie, changed
-
-
-def _deepest_prefix(trie: _Trie, loc: Location) -> tuple[_Trie, int] | None:
-    """The deepest trie node on the way to ``loc``'s parent, and its depth.
-
-    None when an ancestor of ``loc`` already holds a decided change.
-    """
-    node = trie
-    depth = 0
-    last = len(loc) - 1
-    while depth < last:
-        below = node.get(loc[depth])
-        if below is None:
-            break
-        if isinstance(below, _Leaf):
-            return None
-        node = below
-        depth += 1
-    return node, depth
 
 
 def _apply(doc: Any, trie: _Trie) -> Any:
@@ -634,14 +623,13 @@ def _apply(doc: Any, trie: _Trie) -> Any:
         container, changes = pending.pop()
         removed: set[int] = set()
         for key, change in changes.items():
-            if isinstance(change, _Leaf):
-                if change.value is REMOVE:
-                    if isinstance(container, list):
-                        removed.add(int(key))  # deleted below, once, so indexes stay valid
-                    else:
-                        del container[key]
+            if isinstance(change, tuple):
+                if change[0] is not REMOVE:
+                    container[key] = change[0]
+                elif type(container) is list:
+                    removed.add(int(key))  # deleted below, at once, so indexes stay valid
                 else:
-                    container[key] = change.value
+                    del container[key]
             else:
                 child = container[key].copy()
                 container[key] = child

@@ -26,7 +26,7 @@ import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCMessage, JSONRPCRequest, RequestId
+from mcp_types import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId
 
 from policy_engine.wire.errors import INVALID_REQUEST
 
@@ -111,6 +111,35 @@ async def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+class _Outstanding:
+    """Requests handed to the SDK and not yet answered.
+
+    At end of input the SDK stops its handlers as soon as its inbound stream
+    closes; the reader keeps the stream open until these are answered, so a
+    client that writes its last request and closes stdin still gets the reply.
+    """
+
+    def __init__(self) -> None:
+        self._ids: set[RequestId] = set()
+        self._empty = anyio.Event()
+        self._empty.set()
+
+    def add(self, request_id: RequestId) -> None:
+        self._ids.add(coerce_request_id(request_id))
+        if self._empty.is_set():
+            self._empty = anyio.Event()
+
+    def discard(self, request_id: RequestId | None) -> None:
+        if request_id is None:
+            return
+        self._ids.discard(coerce_request_id(request_id))
+        if not self._ids:
+            self._empty.set()
+
+    async def drained(self) -> None:
+        await self._empty.wait()
+
+
 class _Reader:
     """Splits stdin into lines and routes each: SDK, lane, or an error reply."""
 
@@ -120,17 +149,21 @@ class _Reader:
         inbound: MemoryObjectSendStream[SessionMessage | Exception],
         replies: MemoryObjectSendStream[Outgoing],
         lane: Lane | None,
+        outstanding: _Outstanding,
     ) -> None:
         self._fd = fd
         self._inbound = inbound
         self._replies = replies
         self._lane = lane
         self._lane_calls: dict[RequestId, anyio.CancelScope] = {}
+        self._outstanding = outstanding
 
     async def run(self) -> None:
         """Read until EOF, then let calls the lane is still answering finish."""
         async with self._replies, anyio.create_task_group() as lane_tasks, self._inbound:
             await self._read_lines(lane_tasks)
+            with anyio.move_on_after(_DRAIN_TIMEOUT):
+                await self._outstanding.drained()
 
     async def _read_lines(self, lane_tasks: anyio.abc.TaskGroup) -> None:
         pending = b""
@@ -176,6 +209,11 @@ class _Reader:
             cancelled = cancelled_request(decoded)
             if cancelled is not None and (scope := self._lane_calls.get(cancelled)) is not None:
                 scope.cancel()
+        cancelled = cancelled_request(decoded)
+        if cancelled is not None:
+            self._outstanding.discard(cancelled)  # a cancelled request is never answered
+        if isinstance(decoded, JSONRPCRequest):
+            self._outstanding.add(decoded.id)
         try:
             await self._inbound.send(SessionMessage(decoded))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -196,7 +234,10 @@ class _Reader:
 
 
 async def _write_loop(
-    fd: int, outbound: MemoryObjectReceiveStream[Outgoing], lane: Lane | None
+    fd: int,
+    outbound: MemoryObjectReceiveStream[Outgoing],
+    lane: Lane | None,
+    outstanding: _Outstanding,
 ) -> None:
     """Write responses, coalescing whatever is ready into one write."""
 
@@ -205,6 +246,8 @@ async def _write_loop(
             return item
         if lane is not None:
             lane.observe_outbound(item.message)
+        if not isinstance(item.message, JSONRPCRequest | JSONRPCNotification):
+            outstanding.discard(getattr(item.message, "id", None))
         return encode_message(item.message)
 
     broken = False
@@ -259,11 +302,12 @@ async def stdio_transport(
         _QUEUE_SIZE
     )
     outbound_send, outbound_receive = anyio.create_memory_object_stream[Outgoing](_QUEUE_SIZE)
-    reader = _Reader(fds.read_fd, inbound_send, outbound_send.clone(), lane)
+    outstanding = _Outstanding()
+    reader = _Reader(fds.read_fd, inbound_send, outbound_send.clone(), lane, outstanding)
     reader_done = anyio.Event()
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_write_loop, fds.write_fd, outbound_receive, lane)
+            tg.start_soon(_write_loop, fds.write_fd, outbound_receive, lane, outstanding)
             reader_scope = anyio.CancelScope()
 
             async def read() -> None:

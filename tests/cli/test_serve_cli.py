@@ -195,3 +195,48 @@ async def test_no_result_type_on_the_wire(policies: Path) -> None:
         process.terminate()
         with anyio.move_on_after(10):
             await process.wait()
+
+
+async def test_requests_in_flight_at_end_of_input_are_still_answered(policies: Path) -> None:
+    """A client may write its last request and close stdin at once: the reply
+    must still come before the server exits."""
+    import json
+
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "interceptors/list", "params": {}},
+        *(
+            {
+                "jsonrpc": "2.0",
+                "id": i,
+                "method": "interceptor/invoke",
+                "params": {
+                    "name": "tool-guard",
+                    "event": "tools/call",
+                    "phase": "request",
+                    "payload": {"name": "shell_exec" if i % 2 else "ls"},
+                },
+            }
+            for i in range(3, 23)
+        ),
+    ]
+    data = b"".join(json.dumps(m).encode() + b"\n" for m in messages) + b"not json\n"
+    with anyio.fail_after(60):
+        done = await anyio.run_process([*SERVE, str(policies)], input=data, check=False)
+    assert done.returncode == 0
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    by_id = {r["id"]: r for r in replies}
+    assert sorted(i for i in by_id if i is not None) == list(range(1, 23))
+    assert by_id[None]["error"]["code"] == -32700
+    for i in range(3, 23):
+        assert by_id[i]["result"]["valid"] is (i % 2 == 0)
