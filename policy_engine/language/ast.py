@@ -313,6 +313,7 @@ class Redact:
     patterns: tuple[PatternRef, ...] = ()
     replacement: str | None = None
     guard: Guard | None = None
+    code: str | None = None
     span: Span = _span()
 
 
@@ -323,6 +324,7 @@ class Mask:
     keep: int | float | None = None
     replacement: str | None = None
     guard: Guard | None = None
+    code: str | None = None
     span: Span = _span()
 
 
@@ -331,6 +333,7 @@ class Hash:
     path: PathRef
     patterns: tuple[PatternRef, ...] = ()
     guard: Guard | None = None
+    code: str | None = None
     span: Span = _span()
 
 
@@ -342,6 +345,7 @@ class SetValue:
     path: PathRef
     value: Operand
     guard: Guard | None = None
+    code: str | None = None
     span: Span = _span()
 
 
@@ -349,6 +353,7 @@ class SetValue:
 class Remove:
     path: PathRef
     guard: Guard | None = None
+    code: str | None = None
     span: Span = _span()
 
 
@@ -358,6 +363,7 @@ class Truncate:
     length: int | float
     replacement: str | None = None
     guard: Guard | None = None
+    code: str | None = None
     span: Span = _span()
 
 

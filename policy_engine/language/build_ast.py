@@ -277,45 +277,50 @@ class AstBuilder(Transformer[Token, Any]):
         return ast.Guard(condition, unless=word == "unless", span=self._span(meta))
 
     def redact_rule(self, meta: Meta, children: list[Any]) -> ast.Redact:
-        path, patterns, replacement, guard = children
+        path, patterns, replacement, guard, code = children
         return ast.Redact(
             self._path(path),
             patterns or (),
             None if replacement is None else replacement.text,
             guard,
+            _code_name(code),
             span=self._span(meta),
         )
 
     def mask_rule(self, meta: Meta, children: list[Any]) -> ast.Mask:
-        path, patterns, keep, replacement, guard = children
+        path, patterns, keep, replacement, guard, code = children
         return ast.Mask(
             self._path(path),
             patterns or (),
             None if keep is None else keep.count,
             None if replacement is None else replacement.text,
             guard,
+            _code_name(code),
             span=self._span(meta),
         )
 
     def hash_rule(self, meta: Meta, children: list[Any]) -> ast.Hash:
-        path, patterns, guard = children
-        return ast.Hash(self._path(path), patterns or (), guard, span=self._span(meta))
+        path, patterns, guard, code = children
+        return ast.Hash(
+            self._path(path), patterns or (), guard, _code_name(code), span=self._span(meta)
+        )
 
     def set_rule(self, meta: Meta, children: list[Any]) -> ast.SetValue:
-        path, value, guard = children
-        return ast.SetValue(self._path(path), value, guard, span=self._span(meta))
+        path, value, guard, code = children
+        return ast.SetValue(self._path(path), value, guard, _code_name(code), span=self._span(meta))
 
     def remove_rule(self, meta: Meta, children: list[Any]) -> ast.Remove:
-        path, guard = children
-        return ast.Remove(self._path(path), guard, span=self._span(meta))
+        path, guard, code = children
+        return ast.Remove(self._path(path), guard, _code_name(code), span=self._span(meta))
 
     def truncate_rule(self, meta: Meta, children: list[Any]) -> ast.Truncate:
-        path, length, replacement, guard = children
+        path, length, replacement, guard, code = children
         return ast.Truncate(
             self._path(path),
             self._number(length),
             None if replacement is None else replacement.text,
             guard,
+            _code_name(code),
             span=self._span(meta),
         )
 
@@ -480,6 +485,10 @@ def _plain(value: Any) -> Any:
         inner = value.value
         return list(inner) if isinstance(inner, tuple) else inner
     return value
+
+
+def _code_name(code: _Code | None) -> str | None:
+    return None if code is None else code.name
 
 
 def _flatten(items: list[Any]) -> list[Any]:

@@ -379,34 +379,36 @@ def _limit(rule: ast.LimitRule) -> str:
 @_statement.register
 def _redact(rule: ast.Redact) -> str:
     options = _matching(rule.patterns) + _with(rule.replacement) + _guard(rule.guard)
-    return f"redact {rule.path.source}{options}"
+    return f"redact {rule.path.source}{options}{_message_code(None, rule.code)}"
 
 
 @_statement.register
 def _mask(rule: ast.Mask) -> str:
     keep = "" if rule.keep is None else f" keep {_number(rule.keep)}"
     options = _matching(rule.patterns) + keep + _with(rule.replacement) + _guard(rule.guard)
-    return f"mask {rule.path.source}{options}"
+    return f"mask {rule.path.source}{options}{_message_code(None, rule.code)}"
 
 
 @_statement.register
 def _hash(rule: ast.Hash) -> str:
-    return f"hash {rule.path.source}{_matching(rule.patterns)}{_guard(rule.guard)}"
+    options = _matching(rule.patterns) + _guard(rule.guard) + _message_code(None, rule.code)
+    return f"hash {rule.path.source}{options}"
 
 
 @_statement.register
 def _set(rule: ast.SetValue) -> str:
-    return f"set {rule.path.source} = {render_operand(rule.value)}{_guard(rule.guard)}"
+    options = _guard(rule.guard) + _message_code(None, rule.code)
+    return f"set {rule.path.source} = {render_operand(rule.value)}{options}"
 
 
 @_statement.register
 def _remove(rule: ast.Remove) -> str:
-    return f"remove {rule.path.source}{_guard(rule.guard)}"
+    return f"remove {rule.path.source}{_guard(rule.guard)}{_message_code(None, rule.code)}"
 
 
 @_statement.register
 def _truncate(rule: ast.Truncate) -> str:
-    options = _with(rule.replacement) + _guard(rule.guard)
+    options = _with(rule.replacement) + _guard(rule.guard) + _message_code(None, rule.code)
     return f"truncate {rule.path.source} to {_number(rule.length)}{options}"
 
 
