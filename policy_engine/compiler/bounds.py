@@ -39,9 +39,11 @@ def payload_too_deep(interceptor: str, limits: Limits) -> InterceptorError:
     )
 
 
-def check_bounds(payload: Any, limits: Limits, interceptor: str) -> None:
-    """Raise -32602 when the payload is too big or too deep. Sizes are estimated
-    from the JSON text they would take (strings by length, other scalars small)."""
+def check_bounds(payload: Any, limits: Limits, interceptor: str) -> int:
+    """The payload's estimated size in bytes; -32602 when it is too big or too deep.
+
+    Sizes are estimated from the JSON text they would take (strings by length,
+    other scalars small)."""
     budget = limits.max_bytes
     stack: list[tuple[Any, int]] = [(payload, 1)]
     while stack:
@@ -64,3 +66,4 @@ def check_bounds(payload: Any, limits: Limits, interceptor: str) -> None:
             budget -= 5
         if budget < 0:
             raise payload_too_large(interceptor, limits)
+    return limits.max_bytes - budget

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
+
 from ..language import ast
 from ..language.diagnostics import Diagnostic, SourceCache, render_text
 from ..language.model import PolicySetModel, ResolvedInterceptor
@@ -39,6 +42,9 @@ from .match_groups import build_match_groups
 from .mutators import CompiledMutation, compile_mutation, run_mutator
 from .trace import RuleRef, Trace
 from .validators import CompiledCheck, compile_check, run_validator
+
+# Payloads larger than this (estimated JSON bytes) are evaluated in a worker thread.
+THREAD_THRESHOLD_BYTES = 256 * 1024
 
 
 class CompileError(Exception):
@@ -108,13 +114,25 @@ class PolicySet:
         return [i.descriptor for i in self._interceptors.values()]
 
     async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
-        """`interceptor/invoke` semantics. Evaluation is synchronous and bounded by the
-        payload limits; a call that still overran its `timeoutMs` answers with the
-        SEP's timeout error rather than a late result."""
+        """`interceptor/invoke` semantics.
+
+        Evaluation is synchronous. A large payload is evaluated in a worker
+        thread so the event loop keeps serving other requests and a
+        `timeoutMs` deadline is answered on time (the abandoned evaluation
+        still ends, bounded by the payload limits). A small one runs inline,
+        where a thread hop would cost more than the work; if it still overran
+        its `timeoutMs`, the answer is the SEP's timeout error, not a late result.
+        """
         context = params.context.to_wire() if params.context is not None else None
-        result = self.invoke_sync(
+        interceptor, ctx, size = self._prepare(
             params.name, params.event, params.phase, params.payload, params.config, context
         )
+        if size > THREAD_THRESHOLD_BYTES:
+            result = await anyio.to_thread.run_sync(
+                self._evaluate, interceptor, ctx, None, abandon_on_cancel=True
+            )
+        else:
+            result = self._evaluate(interceptor, ctx, None)
         limit = params.timeout_ms
         if limit is not None and result.duration_ms is not None and result.duration_ms > limit:
             raise timed_out(params.name, limit, params.phase)
@@ -137,16 +155,35 @@ class PolicySet:
         trace: Trace | None = None,
     ) -> ValidationResult | MutationResult:
         """Run one interceptor exactly as `interceptor/invoke` would, without a round trip."""
+        interceptor, ctx, _ = self._prepare(name, event, phase, payload, config, context)
+        return self._evaluate(interceptor, ctx, trace)
+
+    def _prepare(
+        self,
+        name: str,
+        event: str,
+        phase: Phase,
+        payload: Any,
+        config: dict[str, Any] | None,
+        context: dict[str, Any] | InvocationContext | None,
+    ) -> tuple[CompiledInterceptor, EvalContext, int]:
+        """Every check that can refuse the call (-32602), and the payload's size."""
         interceptor = self._interceptors.get(name)
         if interceptor is None:
             raise unknown_interceptor(name, sorted(self._interceptors))
         if not interceptor.descriptor.hooks_event(event, phase):
             raise not_hooked(name, event, phase)
         params = resolve_config(name, interceptor.resolved.params, config)
-        check_bounds(payload, self.limits, name)
+        size = check_bounds(payload, self.limits, name)
         if isinstance(context, InvocationContext):
             context = context.to_wire()
-        ctx = EvalContext(payload, event, phase, params, context or {})
+        return interceptor, EvalContext(payload, event, phase, params, context or {}), size
+
+    @staticmethod
+    def _evaluate(
+        interceptor: CompiledInterceptor, ctx: EvalContext, trace: Trace | None
+    ) -> ValidationResult | MutationResult:
+        name = interceptor.name
         started = time.perf_counter()
         try:
             if interceptor.resolved.is_validator:

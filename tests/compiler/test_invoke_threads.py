@@ -1,0 +1,83 @@
+"""Large payloads are evaluated off the event loop; small ones inline."""
+
+from __future__ import annotations
+
+import threading
+
+import anyio
+import pytest
+
+from policy_engine.compiler import compile_sources
+from policy_engine.compiler.policy_set import THREAD_THRESHOLD_BYTES, PolicySet
+from policy_engine.wire import InterceptorError, InvokeParams
+
+POLICY = 'validator v {\n  on app/run request\n  deny if $.t matches /needle/ "found"\n}\n'
+
+
+def _params(text: str, timeout_ms: int | None = None) -> InvokeParams:
+    return InvokeParams(
+        name="v", event="app/run", phase="request", payload={"t": text}, timeout_ms=timeout_ms
+    )
+
+
+async def test_small_payloads_run_inline_and_large_ones_in_a_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    policies = compile_sources({"v.policy": POLICY})
+    threads: list[str] = []
+    original = PolicySet._evaluate
+
+    def recording(*args: object) -> object:
+        threads.append(threading.current_thread().name)
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PolicySet, "_evaluate", staticmethod(recording))
+    small = await policies.invoke(_params("x needle"))
+    big = await policies.invoke(_params("x" * (THREAD_THRESHOLD_BYTES + 1) + " needle"))
+    assert small.valid is False and big.valid is False  # type: ignore[union-attr]
+    main = threading.main_thread().name
+    assert threads[0] == main
+    assert threads[1] != main
+
+
+async def test_a_slow_large_evaluation_answers_timeout_on_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The loop stays free while a worker thread evaluates: a deadline fires on time."""
+    policies = compile_sources({"v.policy": POLICY})
+    release = threading.Event()
+    original = PolicySet._evaluate
+
+    def stuck(*args: object) -> object:
+        release.wait(30)
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PolicySet, "_evaluate", staticmethod(stuck))
+    big = _params("x" * (THREAD_THRESHOLD_BYTES + 1))
+    try:
+        with anyio.fail_after(20):
+            with anyio.move_on_after(0.2) as scope:
+                await policies.invoke(big)
+            assert scope.cancelled_caught
+    finally:
+        release.set()
+
+
+async def test_an_overrun_inline_evaluation_is_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    policies = compile_sources({"v.policy": POLICY})
+    original = PolicySet._evaluate
+
+    def slow(*args: object) -> object:
+        result = original(*args)  # type: ignore[arg-type]
+        return result.model_copy(update={"duration_ms": 50.0})  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(PolicySet, "_evaluate", staticmethod(slow))
+    with pytest.raises(InterceptorError) as raised:
+        await policies.invoke(_params("x", timeout_ms=10))
+    assert raised.value.code == -32000
+    assert raised.value.data == {
+        "interceptor": "v",
+        "timeoutMs": 10,
+        "phase": "request",
+        "reason": "timeout",
+    }
