@@ -127,32 +127,35 @@ def _written_paths(interceptor: ResolvedInterceptor) -> dict[str, ast.Rule]:
     return paths
 
 
+def _overlap(first: ResolvedInterceptor, second: ResolvedInterceptor, phase: str) -> bool:
+    return any(
+        p1 == phase == p2 and (event_matches(e1, e2) or event_matches(e2, e1))
+        for e1, p1 in first.hooked()
+        for e2, p2 in second.hooked()
+    )
+
+
 def lint_mutator_conflicts(model: PolicySetModel) -> Iterator[Diagnostic]:
-    mutators = [i for i in model.interceptors if not i.is_validator]
-    for index, first in enumerate(mutators):
-        first_paths = _written_paths(first)
-        for second in mutators[index + 1 :]:
+    """Each mutator is flagged once per path, naming the first mutator it races with:
+    a set of n identical mutators gives n - 1 warnings, not n squared."""
+    writers: dict[tuple[str, int, str], list[ResolvedInterceptor]] = {}
+    for mutator in (i for i in model.interceptors if not i.is_validator):
+        for path, rule in _written_paths(mutator).items():
             for phase in ("request", "response"):
-                if first.priorities[phase] != second.priorities[phase]:
-                    continue
-                overlap = any(
-                    p1 == phase == p2 and (event_matches(e1, e2) or event_matches(e2, e1))
-                    for e1, p1 in first.hooked()
-                    for e2, p2 in second.hooked()
-                )
-                if not overlap:
-                    continue
-                for path, rule in _written_paths(second).items():
-                    if path in first_paths:
-                        yield warning(
-                            "W302",
-                            f"`{second.name}` and `{first.name}` both write `{path}` at "
-                            f"{phase} priority {first.priorities[phase]}",
-                            rule.span,
-                            "their order then depends only on their names; give one of them "
-                            "a distinct priority",
-                        )
-                        break
+                key = (phase, mutator.priorities[phase], path)
+                earlier = writers.setdefault(key, [])
+                rival = next((m for m in earlier if _overlap(m, mutator, phase)), None)
+                earlier.append(mutator)
+                if rival is not None:
+                    yield warning(
+                        "W302",
+                        f"`{mutator.name}` and `{rival.name}` both write `{path}` at "
+                        f"{phase} priority {key[1]}",
+                        rule.span,
+                        "their order then depends only on their names; give one of them "
+                        "a distinct priority",
+                    )
+                    break
 
 
 def lint_interceptor(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:

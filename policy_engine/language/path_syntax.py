@@ -553,8 +553,13 @@ def _describe(node: Any) -> str:
 # --------------------------------------------------------------------------- entry points
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_path(source: str) -> PathSyntax:
     """Parse a JSONPath once with jsonpath-ng's ext grammar and convert it to our steps.
+
+    Results are cached by text (a PathSyntax is immutable): policy sets repeat
+    the same few paths across rules and files, and jsonpath-ng's lexer is the
+    slowest part of checking them. Errors are not cached; they are rare.
 
     jsonpath-ng does the parsing (so paths mean what its users expect); we then
     keep only our own step list, so evaluation never touches jsonpath-ng again.

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from functools import cache
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+_NOT_CHILDREN = frozenset({"span", "name_span", "comments"})
+
+
+@cache
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that may hold nodes (computed once per type)."""
+    return tuple(f.name for f in dataclasses.fields(kind) if f.name not in _NOT_CHILDREN)
 
 
 def iter_nodes(node: Any) -> Iterator[Any]:
@@ -14,18 +23,18 @@ def iter_nodes(node: Any) -> Iterator[Any]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if dataclasses.is_dataclass(current) and not isinstance(current, type):
-            yield current
-            children: list[Any] = []
-            for f in dataclasses.fields(current):
-                if f.name in ("span", "name_span", "comments"):
-                    continue
-                value = getattr(current, f.name)
-                if isinstance(value, tuple):
-                    children.extend(value)
-                elif dataclasses.is_dataclass(value):
-                    children.append(value)
-            stack.extend(reversed(children))
+        kind = type(current)
+        if not dataclasses.is_dataclass(kind):
+            continue
+        yield current
+        children: list[Any] = []
+        for name in _child_fields(kind):
+            value = getattr(current, name)
+            if isinstance(value, tuple):
+                children.extend(value)
+            elif dataclasses.is_dataclass(value):
+                children.append(value)
+        stack.extend(reversed(children))
 
 
 def find(node: Any, kind: type[T]) -> Iterator[T]:
