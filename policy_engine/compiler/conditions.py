@@ -285,7 +285,11 @@ def _compile_predicate(node: ast.Condition, env: CompileEnv) -> ConditionFn:
             lambda value, ctx: isinstance(value, str) and matcher.search(value),
         )
     if isinstance(node, ast.Like):
-        return _quantified(compile_operand(node.subject, env), node.quantifier, _like_test(node))
+        test = _like_test(node)
+        if node.negated:
+            matches = test
+            test = lambda value, ctx: not matches(value, ctx)  # noqa: E731
+        return _quantified(compile_operand(node.subject, env), node.quantifier, test)
     if isinstance(node, ast.In):
         container = compile_operand(node.container, env)
         negated = node.negated

@@ -22,33 +22,24 @@ def _event_is(name: str, span: Span) -> ast.Condition:
 
 def lower_list_rule(rule: ast.ListRule) -> ast.CheckRule:
     span = rule.span
+    # An allow list denies when some value is *not* like any glob (the same as
+    # "unless all are like"), so the denial's path names the value that broke it.
+    negated = rule.effect == "allow"
+    condition: ast.Condition
     if rule.subject == "tools":
-        subject: ast.Condition = ast.Like(ast.PathRef("$.name", span=span), rule.globs, span=span)
-        default = (
-            "tool is not on the allow list"
-            if rule.effect == "allow"
-            else ("tool is on the deny list")
-        )
-        condition = ast.Not(subject, span=span) if rule.effect == "allow" else subject
-        condition = ast.And((_event_is("tools/call", span), condition), span=span)
+        name = ast.PathRef("$.name", span=span)
+        test: ast.Condition = ast.Like(name, rule.globs, negated=negated, span=span)
+        if negated:  # a call that names no tool is not on any allow list
+            test = ast.Or((ast.Exists(name, negated=True, span=span), test), span=span)
+        condition = ast.And((_event_is("tools/call", span), test), span=span)
+        default = "tool is not on the allow list" if negated else "tool is on the deny list"
     else:
-        # allow: every requested model must match; deny: none may match.
         branches: list[ast.Condition] = []
         for event, path in MODEL_PATHS.items():
-            like = ast.Like(
-                ast.PathRef(path, span=span),
-                rule.globs,
-                quantifier="all" if rule.effect == "allow" else None,
-                span=span,
-            )
-            test: ast.Condition = ast.Not(like, span=span) if rule.effect == "allow" else like
-            branches.append(ast.And((_event_is(event, span), test), span=span))
+            hints = ast.Like(ast.PathRef(path, span=span), rule.globs, negated=negated, span=span)
+            branches.append(ast.And((_event_is(event, span), hints), span=span))
         condition = ast.Or(tuple(branches), span=span)
-        default = (
-            "model is not on the allow list"
-            if rule.effect == "allow"
-            else ("model is on the deny list")
-        )
+        default = "model is not on the allow list" if negated else "model is on the deny list"
     return ast.CheckRule("deny", condition, False, rule.message or default, rule.code, span=span)
 
 

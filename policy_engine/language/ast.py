@@ -124,6 +124,9 @@ class Like:
     subject: Operand
     globs: tuple[str, ...] | ParamRef
     quantifier: Quantifier = None
+    # Set only by the compiler's sugar lowering ("a value not like any glob"),
+    # so an allow list's denial can point at the value that broke it.
+    negated: bool = False
     span: Span = _span()
 
 

@@ -241,7 +241,9 @@ def _matches(cond: ast.Matches) -> str:
 @_condition.register
 def _like(cond: ast.Like) -> str:
     globs = _globs(cond.globs, bare_single=True)
-    return _quantified(cond.quantifier, cond.subject, f"like {globs}")
+    text = _quantified(cond.quantifier, cond.subject, f"like {globs}")
+    # Only the compiler's sugar builds a negated `like`; show what it means.
+    return f"not ({text})" if cond.negated else text
 
 
 @_condition.register
