@@ -38,6 +38,7 @@ from policy_engine.wire import (
     ValidationSummary,
 )
 from policy_engine.wire.errors import TIMEOUT
+from policy_engine.wire.provider import leaves_payload_alone
 
 from .entry import ChainEntry
 
@@ -197,8 +198,11 @@ class _Run:
             event=self.params.event,
             phase=self.params.phase,
             # A private copy: a local provider gets what a remote one would, a
-            # value it cannot share with the caller or with other interceptors.
-            payload=copy.deepcopy(payload),
+            # value it cannot share with the caller or with other interceptors,
+            # unless it promises to leave its input alone.
+            payload=payload
+            if leaves_payload_alone(entry.host.provider)
+            else copy.deepcopy(payload),
             config=entry.invoke_config((self.params.config or {}).get(entry.name)),
             timeout_ms=limit,
             context=self.params.context,

@@ -100,6 +100,9 @@ class RemoteProvider:
     :meth:`discover` once before :meth:`descriptors`.
     """
 
+    # The payload is only serialized onto the wire, never changed.
+    never_modifies_payload = True
+
     def __init__(self, spec: ServerSpec, *, errlog: TextIO | None = None) -> None:
         self.spec = spec
         self._errlog = errlog

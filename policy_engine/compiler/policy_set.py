@@ -100,6 +100,9 @@ def compile_interceptor(resolved: ResolvedInterceptor, env: CompileEnv) -> Compi
 class PolicySet:
     """Compiled interceptors, invocable by name, in the order they were written."""
 
+    # Mutators copy on write; validators only read (tests/compiler prove both).
+    never_modifies_payload = True
+
     def __init__(self, model: PolicySetModel, limits: Limits | None = None) -> None:
         self.model = model
         self.limits = limits or Limits()

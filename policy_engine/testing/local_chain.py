@@ -29,6 +29,7 @@ class TracingProvider:
 
     policy_set: PolicySet
     traces: list[tuple[str, Trace]] = field(default_factory=list)
+    never_modifies_payload = True
 
     def descriptors(self) -> list[InterceptorDescriptor]:
         return self.policy_set.descriptors()

@@ -13,6 +13,17 @@ from .descriptor import InterceptorDescriptor
 from .invoke import InvokeParams, MutationResult, ValidationResult
 
 
+def leaves_payload_alone(provider: object) -> bool:
+    """Whether a provider promises never to modify the payload it is given.
+
+    A provider may set ``never_modifies_payload = True``; the chain then hands
+    it the payload itself instead of a private deep copy (which costs about as
+    much as the evaluation on large payloads). A compiled policy set and a
+    remote server make that promise; an unknown provider gets a copy.
+    """
+    return getattr(provider, "never_modifies_payload", False) is True
+
+
 @runtime_checkable
 class InterceptorProvider(Protocol):
     def descriptors(self) -> list[InterceptorDescriptor]:
