@@ -81,3 +81,35 @@ async def test_an_overrun_inline_evaluation_is_a_timeout(monkeypatch: pytest.Mon
         "phase": "request",
         "reason": "timeout",
     }
+
+
+def test_the_bounds_walk_runs_once_per_payload_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    from policy_engine.compiler import policy_set as module
+
+    policies = compile_sources({"v.policy": POLICY + POLICY.replace("validator v", "validator w")})
+    walks: list[object] = []
+    original = module.check_bounds
+
+    def counting(payload: object, *args: object) -> int:
+        walks.append(payload)
+        return original(payload, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "check_bounds", counting)
+    shared = {"t": "x"}
+    policies.invoke_sync("v", "app/run", "request", shared)
+    policies.invoke_sync("w", "app/run", "request", shared)
+    assert walks == [shared]
+    policies.invoke_sync("v", "app/run", "request", {"t": "x"})
+    assert len(walks) == 2
+
+
+def test_a_payload_over_the_limit_is_refused_every_time() -> None:
+    from policy_engine.compiler import Limits
+    from policy_engine.compiler import compile_sources as compile_with
+
+    policies = compile_with({"v.policy": POLICY}, Limits(max_bytes=10))
+    big = {"t": "x" * 100}
+    for _ in range(2):
+        with pytest.raises(InterceptorError) as raised:
+            policies.invoke_sync("v", "app/run", "request", big)
+        assert raised.value.code == -32602
