@@ -79,13 +79,13 @@ class ParseOutcome:
 
 
 def parse_source(text: str, file: str = "<string>") -> ParseOutcome:
-    """Parse one file. On failure the outcome has no AST and one diagnostic."""
+    """Parse one file. On failure the outcome has no AST, and a diagnostic per broken block."""
     try:
         with collecting_comments() as comment_tokens:
             tree = parser().parse(text)
         items = build(tree, file)
     except UnexpectedInput as exc:
-        return ParseOutcome(None, (_syntax_diagnostic(exc, text, file),))
+        return ParseOutcome(None, tuple(_syntax_errors(text, file, exc)))
     except VisitError as wrapped:
         # lark wraps whatever a transformer method raises in a VisitError.
         cause = wrapped.orig_exc
@@ -100,6 +100,59 @@ def parse_source(text: str, file: str = "<string>") -> ParseOutcome:
     lines = text.count("\n") + 1
     span = Span(file, 1, 1, lines, 1)
     return ParseOutcome(ast.PolicyFile(file, items, comments, span=span), ())
+
+
+MAX_SYNTAX_ERRORS = 10
+_TOP_LEVEL_STARTS = tuple(f"{keyword} " for keyword in TOP_LEVEL_KEYWORDS)
+
+
+def _syntax_errors(text: str, file: str, first: UnexpectedInput) -> list[Diagnostic]:
+    """The first syntax error, then one more per other broken top-level block.
+
+    Token-level recovery would report every token after a mistake; instead the
+    block holding the error is blanked out (its lines kept, so positions stay
+    right) and the rest of the file is parsed again.
+    """
+    found = [_syntax_diagnostic(first, text, file)]
+    lines = text.split("\n")
+    while len(found) < MAX_SYNTAX_ERRORS:
+        block = _enclosing_block(lines, found[-1].span.line - 1, found[-1].span.column)
+        if block is None:
+            break
+        start, end = block
+        lines = lines[:start] + [""] * (end - start + 1) + lines[end + 1 :]
+        blanked = "\n".join(lines)
+        try:
+            with collecting_comments():
+                parser().parse(blanked)
+        except UnexpectedInput as exc:
+            more = _syntax_diagnostic(exc, blanked, file)
+            if (
+                any(more.span.line == d.span.line for d in found)
+                or start <= more.span.line - 1 <= end
+            ):
+                break
+            found.append(more)
+        else:
+            break
+    return found
+
+
+def _enclosing_block(lines: list[str], index: int, column: int) -> tuple[int, int] | None:
+    """Lines (first, last) of the top-level block around line ``index``: from the
+    closest block keyword at column 1 above it to the line before the next one.
+
+    An error on a block keyword at column 1 (a `}` missing before it) belongs
+    to the block above, which is the one left open.
+    """
+    index = min(index, len(lines) - 1)
+    top = index - 1 if column == 1 and lines[index].startswith(_TOP_LEVEL_STARTS) else index
+    start = next((i for i in range(top, -1, -1) if lines[i].startswith(_TOP_LEVEL_STARTS)), None)
+    if start is None:
+        return None
+    following = (i for i in range(index + 1, len(lines)) if lines[i].startswith(_TOP_LEVEL_STARTS))
+    end = next(following, len(lines)) - 1
+    return start, end
 
 
 def _token_span(file: str, token: Token) -> Span:
@@ -273,6 +326,22 @@ def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -
         candidates = [k for k in STATEMENT_KEYWORDS if k.upper() in expected_terms] or list(
             STATEMENT_KEYWORDS
         )
+        # A clause keyword that fits here (`with`, `matching`, `if`...) is the
+        # likelier fix for a typo right after a rule than a new statement.
+        clauses = [
+            t.lower()
+            for t in sorted(expected_terms)
+            if t.isalpha() and t.lower() in _ALL_KEYWORDS and t.lower() not in STATEMENT_KEYWORDS
+        ]
+        clause_guess = difflib.get_close_matches(value, clauses, n=1)
+        if clause_guess:
+            return Diagnostic(
+                "E001",
+                Severity.ERROR,
+                f"unexpected `{value}`",
+                span,
+                f"did you mean `{clause_guess[0]}`?",
+            )
         guess = difflib.get_close_matches(value, candidates, n=1)
         return Diagnostic(
             "E006",

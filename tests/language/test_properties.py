@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from policy_engine.language.codes import CODES
 from policy_engine.language.diagnostics import Severity
+from policy_engine.language.parser import MAX_SYNTAX_ERRORS
 from policy_engine.language.pipeline import STAGES, CheckResult, check_sources
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,8 +63,12 @@ def assert_well_formed(result: CheckResult, text: str) -> None:
         if span.line == span.end_line:
             assert span.column <= span.end_column, d
     if any(d.code.startswith("E0") for d in result.diagnostics):
-        # A syntax error is reported alone: the file has no tree to check further.
-        assert len(result.diagnostics) == 1, result.diagnostics
+        # A file with a syntax error has no tree to check further: only syntax
+        # errors are reported, one per broken top-level block, at most ten.
+        assert all(d.code.startswith("E0") for d in result.diagnostics), result.diagnostics
+        assert len(result.diagnostics) <= MAX_SYNTAX_ERRORS, result.diagnostics
+        lines_hit = [d.span.line for d in result.diagnostics]
+        assert len(lines_hit) == len(set(lines_hit)), result.diagnostics
 
 
 @FAST
