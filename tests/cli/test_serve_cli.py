@@ -22,6 +22,20 @@ from policy_engine.wire import InterceptorError, InvokeParams, MutationResult, V
 
 SERVE = (sys.executable, "-m", "policy_engine.cli.main", "serve")
 SHELL = {"name": "shell_exec", "arguments": {}}
+# The legacy (2025-11-25) handshake as raw JSON-RPC messages, for raw-wire tests.
+HANDSHAKE = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]
 
 
 def _invoke(name: str, payload: object, **extra: object) -> InvokeParams:
@@ -146,17 +160,7 @@ async def test_watch_keeps_the_last_good_set(tmp_path: Path) -> None:
 async def test_no_result_type_on_the_wire(policies: Path) -> None:
     """Raw JSON lines: the invoke result is exactly the SEP object, nothing added."""
     lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *HANDSHAKE,
         {
             "jsonrpc": "2.0",
             "id": 2,
@@ -203,17 +207,7 @@ async def test_requests_in_flight_at_end_of_input_are_still_answered(policies: P
     import json
 
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *HANDSHAKE,
         {"jsonrpc": "2.0", "id": 2, "method": "interceptors/list", "params": {}},
         *(
             {
