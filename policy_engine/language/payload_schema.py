@@ -354,7 +354,8 @@ def _select_field(alts: list[Schema], name: str) -> _Selection:
     return sel
 
 
-def _select_items(alts: list[Schema]) -> _Selection:
+def _select_items(alts: list[Schema], *, members: bool = False) -> _Selection:
+    """What `[*]`/`[n]` select; with ``members``, what `*` selects (object members too)."""
     sel = _Selection()
     for schema in alts:
         kinds = _kinds(schema)
@@ -364,20 +365,7 @@ def _select_items(alts: list[Schema]) -> _Selection:
         sel.kinds |= kinds
         if "array" in kinds:
             _add_items(sel, schema)
-    return sel
-
-
-def _select_members(alts: list[Schema]) -> _Selection:
-    sel = _Selection()
-    for schema in alts:
-        kinds = _kinds(schema)
-        if not kinds:
-            sel.open = True
-            continue
-        sel.kinds |= kinds
-        if "array" in kinds:
-            _add_items(sel, schema)
-        if "object" in kinds:
+        if members and "object" in kinds:
             extra = schema.get("additionalProperties")
             sel.schemas.extend(schema.get("properties", {}).values())
             if isinstance(extra, Mapping):
@@ -385,6 +373,10 @@ def _select_members(alts: list[Schema]) -> _Selection:
             elif extra is True or "properties" not in schema:
                 sel.open = True
     return sel
+
+
+def _select_members(alts: list[Schema]) -> _Selection:
+    return _select_items(alts, members=True)
 
 
 def _add_items(sel: _Selection, schema: Schema) -> None:
