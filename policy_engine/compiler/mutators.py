@@ -26,7 +26,7 @@ from .conditions import (
 )
 from .jsonpath import KEEP, REMOVE, CompiledPath
 from .matchers import TextMatcher, pattern_specs
-from .trace import RuleEvent, RuleRef, Trace
+from .trace import RuleEvent, RuleRef, Trace, elapsed_ms
 
 DEFAULT_REDACTION = "[REDACTED]"
 DEFAULT_PATTERN_REDACTION = "[REDACTED:{pattern}]"
@@ -261,7 +261,11 @@ def _json_equal_fast(a: Any, b: Any) -> bool:
 
 
 def run_mutator(
-    name: str, mutations: list[CompiledMutation], ctx: EvalContext, trace: Trace | None
+    name: str,
+    mutations: list[CompiledMutation],
+    ctx: EvalContext,
+    trace: Trace | None,
+    started: float,
 ) -> MutationResult:
     original = ctx.payload
     info_rules: Counts = {}
@@ -287,6 +291,7 @@ def run_mutator(
     return MutationResult(
         interceptor=name,
         phase=ctx.phase,  # type: ignore[arg-type]
+        duration_ms=elapsed_ms(started),
         modified=modified,
         payload=ctx.payload,
         info=info,

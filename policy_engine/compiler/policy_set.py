@@ -205,19 +205,14 @@ class PolicySet:
         started = time.perf_counter()
         try:
             if interceptor.resolved.is_validator:
-                result: ValidationResult | MutationResult = run_validator(
-                    name, interceptor.checks, ctx, trace
-                )
-            else:
-                result = run_mutator(name, interceptor.mutations, ctx, trace)
+                return run_validator(name, interceptor.checks, ctx, trace, started)
+            return run_mutator(name, interceptor.mutations, ctx, trace, started)
         except InterceptorError:
             raise
         except (PayloadTooDeep, RecursionError) as exc:
             raise execution_failed(name, f"payload too deep to evaluate: {exc}") from exc
         except Exception as exc:  # a bug in evaluation must still answer, not crash
             raise execution_failed(name, f"{type(exc).__name__}: {exc}") from exc
-        elapsed = (time.perf_counter() - started) * 1000
-        return result.model_copy(update={"duration_ms": round(elapsed, 3)})
 
 
 def compile_model(result: CheckResult, limits: Limits | None = None) -> PolicySet:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,3 +41,8 @@ class Trace:
 
     evaluated: list[RuleRef] = field(default_factory=list)
     events: list[RuleEvent] = field(default_factory=list)
+
+
+def elapsed_ms(started: float) -> float:
+    """Milliseconds since ``started`` (a `time.perf_counter()` reading), as results report it."""
+    return round((time.perf_counter() - started) * 1000, 3)

@@ -17,7 +17,7 @@ from ..language.path_syntax import format_location
 from ..wire import Severity, ValidationMessage, ValidationResult
 from .conditions import CompileEnv, ConditionFn, EvalContext, Location, compile_condition
 from .sugar import lower_validator_rule
-from .trace import RuleEvent, RuleRef, Trace
+from .trace import RuleEvent, RuleRef, Trace, elapsed_ms
 
 SEVERITIES: dict[str, Severity] = {"deny": "error", "warn": "warn", "info": "info"}
 _RANK = {"info": 0, "warn": 1, "error": 2}
@@ -85,7 +85,11 @@ def compile_check(rule: ast.Rule, ref: RuleRef, env: CompileEnv) -> CompiledChec
 
 
 def run_validator(
-    name: str, checks: list[CompiledCheck], ctx: EvalContext, trace: Trace | None
+    name: str,
+    checks: list[CompiledCheck],
+    ctx: EvalContext,
+    trace: Trace | None,
+    started: float,
 ) -> ValidationResult:
     messages: list[ValidationMessage] = []
     fired: list[dict[str, Any]] = []
@@ -118,6 +122,7 @@ def run_validator(
     return ValidationResult(
         interceptor=name,
         phase=ctx.phase,  # type: ignore[arg-type]
+        duration_ms=elapsed_ms(started),
         valid=highest != "error",
         severity=highest,
         messages=messages or None,
