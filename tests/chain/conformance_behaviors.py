@@ -1,6 +1,6 @@
 """The conformance suite's named behaviors, bound to interceptors.
 
-The adapter contract (shared/conformance/README.md) names behaviors such as
+The suite's adapter contract (docs/conformance.md) names behaviors such as
 ``deny-all`` and leaves it to the implementation to bind each one to a real
 interceptor. This module is the only place that decides what that is. Today
 each behavior is a Python handler served by an in-process provider; to

@@ -14,18 +14,13 @@ from typing import Any
 import pytest
 
 from policy_engine.chain import ChainEntry, Host, InterceptorChain
+from policy_engine.conformance import SUITE_DIR
 from policy_engine.wire import ChainExecutionParams
 
 from .conformance_behaviors import bind_interceptors
 
-
-def _repo_root() -> Path:
-    here = Path(__file__).resolve()
-    return next(parent for parent in here.parents if (parent / "pyproject.toml").is_file())
-
-
-SUITE = _repo_root().parent / "shared" / "conformance"
-MISSING = "shared-conformance-missing"
+SUITE = SUITE_DIR
+MISSING = "conformance-suite-missing"
 
 
 def _chain_fixtures() -> list[str]:
@@ -79,9 +74,7 @@ class ChainSession:
 @pytest.mark.parametrize("relative", _chain_fixtures())
 async def test_chain_fixture(relative: str) -> None:
     if relative == MISSING:
-        pytest.fail(
-            f"conformance suite not found at {SUITE}: shared/ must sit beside the repo root"
-        )
+        pytest.fail(f"conformance suite not found at {SUITE}: the package copy is incomplete")
     fixture = json.loads((SUITE / relative).read_text())
     volatile = set(fixture["volatile"])
     session = ChainSession(fixture["interceptors"])

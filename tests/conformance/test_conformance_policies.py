@@ -25,11 +25,12 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from pydantic import BaseModel, ConfigDict
 
 from policy_engine.chain import InterceptorChain, side_for
+from policy_engine.conformance import SUITE_DIR
 from policy_engine.wire import ChainExecutionParams, InvocationContext
 
 from .policy_binding import fixture_policy, fixture_policy_set, supported
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "conformance"
+SHARED = SUITE_DIR
 # The 2.x SDK client adds `resultType` when it reads a result (it is not on
 # the wire: see test_no_result_type_on_the_wire in tests/cli); `_meta` is the
 # JSON-RPC envelope's, not the interceptor's.
@@ -39,9 +40,7 @@ Send = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 def _fixtures() -> list[Path]:
     if not (SHARED / "manifest.json").exists():
-        pytest.fail(
-            f"conformance fixtures not found at {SHARED} (shared/ must sit beside the repo)"
-        )
+        pytest.fail(f"conformance fixtures not found at {SHARED}: the package copy is incomplete")
     manifest = json.loads((SHARED / "manifest.json").read_text())
     return [SHARED / entry["file"] for entry in manifest["fixtures"]]
 

@@ -15,7 +15,9 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from server_harness import list_interceptors, request, stdio_client
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "fixtures" / "protocol"
+from policy_engine.conformance import SUITE_DIR
+
+FIXTURES = SUITE_DIR / "fixtures" / "protocol"
 WANTED = sorted(
     path for path in FIXTURES.glob("*.json") if path.name.startswith(("list-", "invoke-"))
 )

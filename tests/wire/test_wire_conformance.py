@@ -1,8 +1,7 @@
-"""Every wire object in the shared SEP-2624 conformance fixtures, through the models.
+"""Every wire object in the public SEP-2624 conformance fixtures, through the models.
 
-The fixtures live in ``shared/conformance`` beside the repository (``/work/shared``
-next to ``/work/main``; CI keeps the same layout). A missing folder is a broken
-checkout, so the tests fail rather than skip.
+The fixtures ship inside the package (``policy_engine/conformance/suite``); a
+missing folder is a broken checkout, so the tests fail rather than skip.
 
 Comparison follows the fixtures' README: delete the ``volatile`` keys at any
 depth, then compare a compact, key-sorted JSON dump with ``expect.canonical``.
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
+from policy_engine.conformance import SUITE_DIR
 from policy_engine.wire import (
     ChainExecutionParams,
     InterceptorDescriptor,
@@ -29,14 +29,10 @@ from policy_engine.wire import (
     ValidationResult,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CONFORMANCE = REPO_ROOT.parent / "shared" / "conformance"
+CONFORMANCE = SUITE_DIR
 PROTOCOL = CONFORMANCE / "fixtures" / "protocol"
 BEHAVIOR = CONFORMANCE / "fixtures" / "behavior"
-MISSING = (
-    f"conformance fixtures not found at {CONFORMANCE}: the repository expects a copy "
-    "of shared/ beside it (see shared/conformance/README.md)"
-)
+MISSING = f"conformance fixtures not found at {CONFORMANCE}: the package copy is incomplete"
 INVOKE_RESULT = TypeAdapter[ValidationResult | MutationResult](InvokeResult)
 
 
