@@ -43,4 +43,7 @@ CODES: dict[str, str] = {
     "W306": "unused definition",
     "W307": "priority on a validator is ignored",
     "W308": "pattern shadows a built-in pattern",
+    "W320": "rule shadowed by an earlier rule",
+    "W321": "mutator change always overwritten",
+    "W322": "deny list covered by an allow list",
 }
