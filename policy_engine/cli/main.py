@@ -17,7 +17,11 @@ _COMMANDS = {
     "test": ("policy_engine.cli.test", "test", "Run the test blocks of a policy set."),
     "serve": ("policy_engine.cli.serve", "serve", "Serve policies as an MCP interceptor server."),
     "replay": ("policy_engine.cli.replay", "replay", "Replay recorded traffic through a set."),
-    "diff": ("policy_engine.cli.diff", "diff", "Compare two policy sets in structure and behaviour."),
+    "diff": (
+        "policy_engine.cli.diff",
+        "diff",
+        "Compare two policy sets in structure and behaviour.",
+    ),
     "analyze": ("policy_engine.cli.analyze", "analyze", "Find rules that cannot fire or matter."),
 }
 

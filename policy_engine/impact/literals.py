@@ -83,6 +83,12 @@ def collect_literals(model: PolicySetModel, into: Literals | None = None) -> Lit
                     for example in glob_examples(glob):
                         found.add(path, example)
                     found.strings.add(glob)
+            if isinstance(rule, ast.MUTATOR_RULES):
+                # A mutator's target gets text to rewrite; its replacement is no secret.
+                found.by_path.setdefault(rule.path.source, [])
+                replacement = getattr(rule, "replacement", None)
+                if isinstance(replacement, str):
+                    found.strings.add(replacement)
             if isinstance(rule, ast.LimitRule) and rule.path is not None:
                 size = int(rule.limit) + 1
                 found.add(rule.path.source, "x" * min(size, 4096))

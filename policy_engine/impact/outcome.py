@@ -71,6 +71,8 @@ class Outcome:
     fired: frozenset[tuple[str, str]] = field(default_factory=frozenset)
     """(interceptor, rule) of every rule that fired or changed the payload."""
     error: str | None = None
+    rewrites: tuple[tuple[str, str], ...] = ()
+    """(mutator, canonical output) of every mutator that changed the payload, in chain order."""
 
 
 @dataclass(frozen=True)
@@ -123,8 +125,11 @@ class OutcomeRunner:
                 if event.severity == "error":
                     blocking.setdefault(name, event.rule.code)
         messages: list[tuple[str, str, str, str]] = []
+        rewrites: list[tuple[str, str]] = []
         severity: str | None = None
         for entry in result.results:
+            if entry.type == "mutation" and entry.modified and entry.mode != "audit":
+                rewrites.append((entry.interceptor, canonical(entry.payload)))
             for item in entry.messages or []:
                 messages.append((entry.interceptor, item.severity, item.message, item.path or ""))
                 if _RANK.get(item.severity, 0) > _RANK.get(severity, 0):
@@ -146,6 +151,7 @@ class OutcomeRunner:
             blocked_by,
             frozenset(fired),
             error,
+            tuple(rewrites),
         )
 
 
@@ -153,6 +159,19 @@ def _rule_of(before: Outcome, after: Outcome) -> tuple[str, str]:
     """The rule a difference is attributed to: first in the symmetric difference."""
     changed = sorted(before.fired ^ after.fired)
     return changed[0] if changed else ("(set)", "(order)")
+
+
+def _rewriter_of(before: Outcome, after: Outcome) -> tuple[str, str]:
+    """The first mutator whose output differs, and a rule of it that changed the payload."""
+    olds, news = dict(before.rewrites), dict(after.rewrites)
+    # A mutator that rewrote in only one of the two runs is the cause; one whose
+    # output differs only because its input did is an effect.
+    alone = [n for n in [*olds, *news] if (n in olds) != (n in news)]
+    for name in [*alone, *dict.fromkeys([*olds, *news])]:
+        if olds.get(name) != news.get(name):
+            rules = sorted(r for i, r in after.fired | before.fired if i == name)
+            return (name, rules[0] if rules else "(output)")
+    return _rule_of(before, after)
 
 
 def compare_outcomes(message: Message, before: Outcome, after: Outcome) -> Change | None:
@@ -169,7 +188,7 @@ def compare_outcomes(message: Message, before: Outcome, after: Outcome) -> Chang
             before.blocked_by or _rule_of(before, after),
         )
     elif before.decision == "allow" and before.payload != after.payload:
-        kind, (interceptor, rule) = "mutation", _rule_of(before, after)
+        kind, (interceptor, rule) = "mutation", _rewriter_of(before, after)
     elif before.severity != after.severity:
         kind, (interceptor, rule) = "severity", _rule_of(before, after)
     elif before.messages != after.messages:
