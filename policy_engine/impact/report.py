@@ -184,7 +184,7 @@ def _markdown(data: dict[str, Any]) -> str:
                 f"<code>{group['interceptor']}</code> / <code>{group['rule']}</code></summary>"
             )
             lines += ["", "```json"]
-            lines += [json.dumps(e, indent=2, ensure_ascii=False) for e in group["examples"]]
+            lines += [_compact(e) for e in group["examples"]]
             lines += ["```", "", "</details>", ""]
     lines.extend(f"> {note}" for note in data["notes"])
     return "\n".join(lines).rstrip() + "\n"
