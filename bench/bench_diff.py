@@ -14,17 +14,14 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from policy_engine.compiler import compile_sources  # noqa: E402
-from policy_engine.impact.diff import DiffBudget, diff_sets  # noqa: E402
-from policy_engine.impact.outcome import Message, OutcomeRunner  # noqa: E402
+from policy_engine.compiler import compile_sources
+from policy_engine.impact.diff import DiffBudget, diff_sets
+from policy_engine.impact.outcome import Message, OutcomeRunner
 
 HOOKS = [
     ("tools/call", "request", "$.arguments.f{n}"),
