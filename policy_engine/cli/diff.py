@@ -11,6 +11,7 @@ from __future__ import annotations
 import anyio
 import click
 
+from .exit_codes import ExitCode
 from .impact_options import finish, report_options
 from .inputs import compile_or_exit, fail
 
@@ -52,8 +53,8 @@ def diff(
     from ..impact.diff import DiffBudget, diff_sets
     from ..impact.traffic import TrafficFileError, read_traffic
 
-    old = compile_or_exit((old_path,))
-    new = compile_or_exit((new_path,))
+    old = compile_or_exit((old_path,), on_error=ExitCode.USAGE)
+    new = compile_or_exit((new_path,), on_error=ExitCode.USAGE)
     extra = []
     if traffic is not None:
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import anyio
 import click
 
+from .exit_codes import ExitCode
 from .impact_options import finish, report_options
 from .inputs import compile_or_exit, fail
 
@@ -42,8 +43,8 @@ def replay(
     from ..impact.replay import replay as run_replay
     from ..impact.traffic import TrafficFileError, read_traffic
 
-    candidate = compile_or_exit(paths)
-    baseline = compile_or_exit(baseline_paths) if baseline_paths else None
+    candidate = compile_or_exit(paths, on_error=ExitCode.USAGE)
+    baseline = compile_or_exit(baseline_paths, on_error=ExitCode.USAGE) if baseline_paths else None
     try:
         records = read_traffic(traffic)
     except TrafficFileError as exc:

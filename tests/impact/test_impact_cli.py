@@ -142,3 +142,13 @@ def test_diff_of_a_set_with_itself_is_silent() -> None:
     code, text = run("diff", str(SETS / "base"), str(SETS / "base"))
     assert code == 0
     assert "no change in behaviour" in text
+
+
+def test_a_set_that_does_not_compile_is_an_error_not_a_change(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.policy"
+    broken.write_text("validator v {\n  on tools/call request\n  deny if $.name == \n}\n")
+    code, output = run("diff", str(SETS / "base"), str(broken))
+    assert code == 2
+    assert "broken.policy:3" in output and "Traceback" not in output
+    code, _ = run("replay", str(broken), "--traffic", str(TRAFFIC))
+    assert code == 2
