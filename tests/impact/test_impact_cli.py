@@ -149,6 +149,6 @@ def test_a_set_that_does_not_compile_is_an_error_not_a_change(tmp_path: Path) ->
     broken.write_text("validator v {\n  on tools/call request\n  deny if $.name == \n}\n")
     code, output = run("diff", str(SETS / "base"), str(broken))
     assert code == 2
-    assert "broken.policy:3" in output and "Traceback" not in output
+    assert "broken.policy:4:1: error[E001]" in output and "Traceback" not in output
     code, _ = run("replay", str(broken), "--traffic", str(TRAFFIC))
     assert code == 2
