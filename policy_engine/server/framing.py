@@ -36,8 +36,10 @@ class Rejected:
     reply: JSONRPCError
 
 
-def rejection(request_id: RequestId | None, code: int, message: str, reason: str) -> Rejected:
-    error = ErrorData(code=code, message=message, data={"reason": reason})
+def rejection(
+    request_id: RequestId | None, code: int, message: str, reason: str, **extra: Any
+) -> Rejected:
+    error = ErrorData(code=code, message=message, data={"reason": reason, **extra})
     return Rejected(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
 
@@ -74,6 +76,10 @@ class FractionalIds:
         self._next += 1
         self._originals[alias] = json.dumps(number).encode()
         return alias
+
+    def owns(self, request_id: object) -> bool:
+        """Whether ``request_id`` is one of the stand-ins handed out and not yet answered."""
+        return isinstance(request_id, str) and request_id in self._originals
 
     def forget(self, request_id: object) -> None:
         """Drop an alias whose request will not be answered (it was cancelled)."""

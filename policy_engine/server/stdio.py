@@ -249,7 +249,13 @@ class _Reader:
             if not skipping:
                 pending += chunk[start:]
             if len(pending) > self._max_line_bytes:
-                rejected = rejection(None, INVALID_REQUEST, "Invalid Request", "message too long")
+                rejected = rejection(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request",
+                    "message too long",
+                    maxBytes=self._max_line_bytes,
+                )
                 await self._replies.send(encode_message(rejected.reply))
                 skipping = True
                 pending.clear()
