@@ -112,7 +112,7 @@ def build_http_app(
 
 
 def is_loopback(host: str) -> bool:
-    """Whether every address ``host`` names is a loopback address."""
+    """Whether every address ``host`` names is a loopback address (``ListenError`` if none)."""
     bare = host.strip("[]")
     if bare.lower() == "localhost":
         return True
@@ -123,8 +123,8 @@ def is_loopback(host: str) -> bool:
     try:
         infos = socket.getaddrinfo(bare, None, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
-        return False
-    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
+        raise ListenError(f"cannot listen on `{host}`: no such host or address") from None
+    return all(ipaddress.ip_address(info[4][0]).is_loopback for info in infos)
 
 
 def listen(
