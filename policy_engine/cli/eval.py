@@ -30,7 +30,12 @@ from .options import limit_options, limits_from
     type=click.Choice(["sending", "receiving"]),
     help="Trust-boundary side. Default: a client's (sending requests, receiving responses).",
 )
-@click.option("--only", "names", multiple=True, help="Run only these interceptors.")
+@click.option(
+    "--only",
+    "names",
+    multiple=True,
+    help="Run only these interceptors (repeatable); an unknown name is an error.",
+)
 @click.option(
     "--server", "servers", multiple=True, help="Remote interceptor server: a command or URL."
 )
@@ -90,6 +95,7 @@ def eval_command(
             from ..chain import InterceptorChain
 
             async with InterceptorChain.connect(servers=list(servers), config=config) as chain:
+                chain.check_selection(params.interceptors)
                 return await chain.execute(params, side=chosen)  # type: ignore[arg-type]
         return await run_local_chain(provider, params, chosen, list(servers), config)  # type: ignore[arg-type]
 
