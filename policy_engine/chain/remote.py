@@ -180,14 +180,37 @@ class RemoteProvider:
         raw.setdefault("phase", params.phase)
         kind = self._types.get(params.name) or ("validation" if "valid" in raw else "mutation")
         raw.setdefault("type", kind)
+        return self._strict_result(params.name, raw)
+
+    def _strict_result(self, name: str, raw: dict[str, Any]) -> ValidationResult | MutationResult:
+        """The result, parsed strictly: a wrong type or an unknown field fails closed.
+
+        Lax parsing would read `"valid": "yes"` as true, so a peer's typo
+        could pass traffic; the error names the server and the field instead.
+        """
         try:
-            return _INVOKE_RESULT.validate_python(raw)
+            result = _INVOKE_RESULT.validate_python(raw, strict=True)
         except ValidationError as err:
-            raise InterceptorError(
-                INTERNAL_ERROR,
-                "Interceptor returned an invalid result",
-                {"interceptor": params.name, "reason": _first_error(err)},
-            ) from None
+            first = err.errors()[0]
+            # The first location part is the union's tag (`validation`/`mutation`).
+            field_path = ".".join(str(part) for part in first["loc"][1:]) or "type"
+            raise self._invalid_result(name, field_path, str(first["msg"])) from None
+        unknown = _unknown_field(result)
+        if unknown is not None:
+            raise self._invalid_result(name, unknown, "not a field of an invoke result")
+        return result
+
+    def _invalid_result(self, name: str, field_path: str, reason: str) -> InterceptorError:
+        return InterceptorError(
+            INTERNAL_ERROR,
+            "Interceptor returned an invalid result",
+            {
+                "server": self.id,
+                "interceptor": name,
+                "field": field_path,
+                "reason": f"`{field_path}`: {reason}",
+            },
+        )
 
     async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send one request, reconnecting once if the session turns out to be dead."""
@@ -277,6 +300,18 @@ def _describe(err: BaseException) -> str:
         err = err.exceptions[0]
     text = str(err)
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _unknown_field(result: ValidationResult | MutationResult) -> str | None:
+    """The first key the SEP does not define, anywhere in the result (``info`` is free-form)."""
+    for key in result.model_extra or {}:
+        return key
+    if isinstance(result, ValidationResult):
+        for label, items in (("messages", result.messages), ("suggestions", result.suggestions)):
+            for index, item in enumerate(items or ()):
+                for key in item.model_extra or {}:
+                    return f"{label}.{index}.{key}"
+    return None
 
 
 def _first_error(err: ValidationError) -> str:

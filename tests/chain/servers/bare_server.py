@@ -17,6 +17,7 @@ Each ``--interceptor`` flag is one JSON object: the SEP descriptor fields
 - ``exit``    kills the whole server process mid-request
 - ``slow``    never answers; counts its own cancellation
 - ``cancel-probe`` validator that waits until a ``slow`` handler was cancelled
+- ``raw``     answers with the spec's ``result`` object as it is (off-schema results)
 
 Every result carries ``info.server`` and ``info.pid`` so tests can tell which
 process answered. With ``--minimal-results`` results leave out ``interceptor``,
@@ -115,6 +116,8 @@ class BareInterceptorServer:
         payload = raw.get("payload")
         if behavior == "allow":
             return {"valid": True}
+        if behavior == "raw":
+            return dict(spec["result"])
         if behavior == "deny":
             message = {"message": f"denied by {spec['name']}", "severity": "error"}
             return {"valid": False, "severity": "error", "messages": [message]}
