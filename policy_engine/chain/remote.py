@@ -9,6 +9,9 @@ would otherwise cancel whichever chain happened to be calling.
 When the connection breaks, the session is dropped and the call is sent once
 more on a fresh session, so a server that crashed or was restarted is picked
 up by the very next invocation; a second failure is reported, not retried.
+A fresh session lists the interceptors again before its first invoke, and a
+message the chain can no longer run as it was built fails closed
+(rediscovery.py says what counts).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from policy_engine.wire import (
 )
 from policy_engine.wire.errors import INTERNAL_ERROR
 
+from .rediscovery import Drift, compare, drift_error
 from .servers import ServerSpec
 
 logger = logging.getLogger(__name__)
@@ -76,6 +80,8 @@ class _Connection:
     stop: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
     alive: bool = True
+    # How this session's `interceptors/list` differs from the chain's (None: not listed yet).
+    drift: Drift | None = None
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         request = types.Request[dict[str, Any] | None, str](method=method, params=params)
@@ -154,18 +160,36 @@ class RemoteProvider:
 
     async def discover(self) -> list[InterceptorDescriptor]:
         """Fetch and cache the server's ``interceptors/list``."""
-        raw = await self._request(LIST_METHOD, {})
+        listed = self._listing(await self._request(LIST_METHOD, {}))
+        self._descriptors = list(listed.interceptors)
+        self._types = {d.name: d.type for d in listed.interceptors}
+        return list(self._descriptors)
+
+    def _listing(self, raw: dict[str, Any]) -> ListInterceptorsResult:
         try:
-            listed = ListInterceptorsResult.model_validate(raw)
+            return ListInterceptorsResult.model_validate(raw)
         except ValidationError as err:
             raise InterceptorError(
                 INTERNAL_ERROR,
                 "Invalid interceptors/list result",
                 {"server": self.id, "reason": _first_error(err)},
             ) from None
-        self._descriptors = list(listed.interceptors)
-        self._types = {d.name: d.type for d in listed.interceptors}
-        return list(self._descriptors)
+
+    async def _rediscover(self, conn: _Connection, params: InvokeParams) -> None:
+        """List again on a session that has not listed yet; refuse what drifted."""
+        known = self._descriptors
+        if known is None:
+            return
+        if conn.drift is None:
+            listed = self._listing(await conn.request(LIST_METHOD, {}))
+            conn.drift = compare(known, listed.interceptors)
+            if conn.drift.changed or conn.drift.added:
+                logger.warning(
+                    "interceptor server %s changed its interceptors after reconnecting", self.id
+                )
+        reason = conn.drift.conflict(params.name, params.event, params.phase)
+        if reason is not None:
+            raise drift_error(self.id, params.name, reason)
 
     def descriptors(self) -> list[InterceptorDescriptor]:
         if self._descriptors is None:
@@ -173,7 +197,7 @@ class RemoteProvider:
         return list(self._descriptors)
 
     async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
-        raw = await self._request(INVOKE_METHOD, params.to_wire())
+        raw = await self._request(INVOKE_METHOD, params.to_wire(), params)
         # The SEP's own invoke examples leave out the shared result fields; fill
         # them from the request rather than reject a peer that follows the text.
         raw.setdefault("interceptor", params.name)
@@ -212,12 +236,23 @@ class RemoteProvider:
             },
         )
 
-    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Send one request, reconnecting once if the session turns out to be dead."""
+    async def _request(
+        self, method: str, params: dict[str, Any], invoke: InvokeParams | None = None
+    ) -> dict[str, Any]:
+        """Send one request, reconnecting once if the session turns out to be dead.
+
+        An invoke first makes sure the session's server still serves what the
+        chain was built from (:meth:`_rediscover`).
+        """
         for attempt in (1, 2):
             conn = await self._connection()
             try:
-                return await conn.request(method, params)
+                if invoke is not None:
+                    await self._rediscover(conn, invoke)
+                body = await conn.request(method, params)
+                if method == LIST_METHOD and conn.drift is None:
+                    conn.drift = Drift()
+                return body
             except _ConnectionLost as lost:
                 self._drop(conn)
                 if attempt == 2:

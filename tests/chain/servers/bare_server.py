@@ -23,6 +23,9 @@ Every result carries ``info.server`` and ``info.pid`` so tests can tell which
 process answered. With ``--minimal-results`` results leave out ``interceptor``,
 ``type`` and ``phase``, as the SEP's own invoke examples do.
 
+``--interceptors-file PATH`` adds the specs in a JSON list read at start-up,
+so a test can restart the server with other descriptors.
+
 Transport: stdio by default; ``--http PORT`` serves streamable HTTP on
 127.0.0.1 (port 0 picks one) and prints ``READY <port>`` once listening.
 """
@@ -182,8 +185,13 @@ def main() -> None:
     parser.add_argument("--interceptor", action="append", default=[], type=json.loads)
     parser.add_argument("--minimal-results", action="store_true")
     parser.add_argument("--http", type=int, default=None, metavar="PORT")
+    parser.add_argument("--interceptors-file", default=None, metavar="PATH")
     args = parser.parse_args()
-    bare = BareInterceptorServer(args.name, args.interceptor, args.minimal_results)
+    specs = list(args.interceptor)
+    if args.interceptors_file is not None:
+        with open(args.interceptors_file, encoding="utf-8") as handle:
+            specs += json.load(handle)
+    bare = BareInterceptorServer(args.name, specs, args.minimal_results)
     server = bare.build()
     if args.http is None:
         anyio.run(_serve_stdio, server)
