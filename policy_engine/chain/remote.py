@@ -28,7 +28,7 @@ import httpx2
 import mcp_types as types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
@@ -42,10 +42,11 @@ from policy_engine.wire import (
     MutationResult,
     ValidationResult,
 )
-from policy_engine.wire.errors import INTERNAL_ERROR
+from policy_engine.wire.errors import INTERNAL_ERROR, timed_out
 
 from .rediscovery import Drift, compare, drift_error
 from .servers import ServerSpec
+from .stdio_transport import stdio_transport
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,9 @@ _INVOKE_RESULT: TypeAdapter[ValidationResult | MutationResult] = TypeAdapter(Inv
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 # How long closing may take (a stdio server exiting, an HTTP session DELETE).
 _CLOSE_GRACE_S = 5.0
+# The deadline of an invoke that names none: a hung server (or one answering
+# garbage) must not hold a message forever.
+DEFAULT_REMOTE_TIMEOUT_MS = 30_000
 
 
 class _RawResult(BaseModel):
@@ -109,9 +113,16 @@ class RemoteProvider:
     # The payload is only serialized onto the wire, never changed.
     never_modifies_payload = True
 
-    def __init__(self, spec: ServerSpec, *, errlog: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        errlog: TextIO | None = None,
+        default_timeout_ms: int = DEFAULT_REMOTE_TIMEOUT_MS,
+    ) -> None:
         self.spec = spec
         self._errlog = errlog
+        self.default_timeout_ms = default_timeout_ms
         self._descriptors: list[InterceptorDescriptor] | None = None
         self._types: dict[str, str] = {}
         self._conn: _Connection | None = None
@@ -197,7 +208,13 @@ class RemoteProvider:
         return list(self._descriptors)
 
     async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
-        raw = await self._request(INVOKE_METHOD, params.to_wire(), params)
+        """One ``interceptor/invoke``, under its ``timeoutMs`` or the provider's default."""
+        limit = params.timeout_ms or self.default_timeout_ms
+        try:
+            with anyio.fail_after(limit / 1000):
+                raw = await self._request(INVOKE_METHOD, params.to_wire(), params)
+        except TimeoutError:
+            raise timed_out(params.name, limit, params.phase) from None
         # The SEP's own invoke examples leave out the shared result fields; fill
         # them from the request rather than reject a peer that follows the text.
         raw.setdefault("interceptor", params.name)
@@ -315,7 +332,7 @@ class RemoteProvider:
             env=dict(spec.env) if spec.env is not None else None,
             cwd=spec.cwd,
         )
-        return stdio_client(params, errlog=self._errlog or sys.stderr)
+        return stdio_transport(params, errlog=self._errlog or sys.stderr)
 
     def _failure(self, message: str, reason: str) -> InterceptorError:
         return InterceptorError(INTERNAL_ERROR, message, {"server": self.id, "reason": reason})

@@ -40,7 +40,12 @@ from .options import limit_options, limits_from
     "--server", "servers", multiple=True, help="Remote interceptor server: a command or URL."
 )
 @click.option("--chain-config", type=click.Path(exists=True), help="Chain config file (JSON).")
-@click.option("--timeout-ms", type=int, help="Timeout for the whole chain.")
+@click.option(
+    "--timeout-ms",
+    type=click.IntRange(1),
+    help="Deadline for the whole chain. Without it, discovery and each remote call still "
+    "have a default deadline (docs/chain.md, Limits).",
+)
 @click.option("--explain", is_flag=True, help="Print a human trace instead of JSON.")
 @limit_options
 def eval_command(
