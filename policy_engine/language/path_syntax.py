@@ -12,101 +12,46 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 
-@dataclass(frozen=True)
-class Field:
-    """``.name`` or ``['name']``; several names for ``['a','b']``."""
+from .path_filters import parse_with_filters
+from .path_steps import (
+    Descend,
+    Field,
+    Filter,
+    FilterOp,
+    Index,
+    PathSyntax,
+    PathSyntaxError,
+    Slice,
+    Step,
+    Wildcard,
+)
 
-    names: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Wildcard:
-    """``.*`` or ``[*]``: every member of an object or element of a list."""
-
-
-@dataclass(frozen=True)
-class Index:
-    """``[0]``, ``[-1]``, or ``[0,2]``: list elements by position."""
-
-    indexes: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Slice:
-    """``[start:stop:step]`` over a list."""
-
-    start: int | None
-    stop: int | None
-    step: int | None
-
-
-@dataclass(frozen=True)
-class Descend:
-    """``..``: the current node and every node below it; the next step applies to each."""
-
-
-FilterOp = Literal["==", "!=", "<", "<=", ">", ">=", "exists"]
-
-
-@dataclass(frozen=True)
-class Filter:
-    """``[?(@.field OP literal)]``: list elements (or object members) that satisfy a test.
-
-    ``target`` is the relative path after ``@`` (empty for ``@`` itself).
-    """
-
-    target: tuple[Step, ...]
-    op: FilterOp
-    value: Any = None
-
-
-Step = Field | Wildcard | Index | Slice | Descend | Filter
-
-
-@dataclass(frozen=True)
-class PathSyntax:
-    """A parsed JSONPath: its source text and its steps after ``$``."""
-
-    source: str
-    steps: tuple[Step, ...]
-
-    @property
-    def is_singular(self) -> bool:
-        """True when the path can select at most one value (only names and single indexes)."""
-        return all(
-            (isinstance(s, Field) and len(s.names) == 1)
-            or (isinstance(s, Index) and len(s.indexes) == 1)
-            for s in self.steps
-        )
-
-
-# --------------------------------------------------------------------------- errors
-
-
-class PathSyntaxError(ValueError):
-    """A path the engine cannot use: what is wrong, where, and the likely fix.
-
-    Policy authors read these, so the message names our constructs and never
-    leaks a jsonpath-ng or ply exception; ``column`` (0-based offset into the
-    source, when known) lets the caller underline the exact spot.
-    """
-
-    def __init__(self, message: str, *, column: int | None = None, help: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.column = column
-        self.help = help
-
-    def __repr__(self) -> str:
-        return f"PathSyntaxError({self.message!r}, column={self.column!r}, help={self.help!r})"
-
+__all__ = [
+    "Descend",
+    "Field",
+    "Filter",
+    "FilterOp",
+    "Index",
+    "PathSyntax",
+    "PathSyntaxError",
+    "Slice",
+    "Step",
+    "Wildcard",
+    "format_location",
+    "parse_path",
+]
 
 _SUPPORTED = (
     "paths may use names (`.name`, `['name']`, `['a','b']`), `*`, indexes (`[0]`, `[-1]`, "
     "`[0,2]`), slices (`[1:3]`), `..` and filters such as `[?(@.type == 'text')]`"
+)
+_FILTER_HELP = (
+    "a filter tests each element `@` with the language's predicates, e.g. "
+    "`[?(@.name like \"*_admin\")]`, `[?(@.text matches /secret/i)]` or "
+    "`[?(starts_with(@.uri, \"file:\") and not @.trusted == true)]`"
 )
 _COMPARISONS: frozenset[str] = frozenset({"==", "!=", "<", "<=", ">", ">="})
 
@@ -239,10 +184,10 @@ _UNSUPPORTED_TOKENS: dict[str, tuple[str, str]] = {
     "WHERE": ("where", "filter with `[?(@.name == 'value')]` instead"),
     "WHERENOT": ("wherenot", "filter with `[?(@.name != 'value')]` instead"),
     "|": ("|", "write one rule per path, or list names in brackets: $['a','b']"),
-    "&": ("&", "a filter holds one test; write one rule per condition"),
-    "AND": ("&&", "a filter holds one test; write one rule per condition"),
-    "OR": ("||", "a filter holds one test; write one rule per condition"),
-    "!": ("!", "test for a missing member with a separate rule, or compare with `!=`"),
+    "&": ("&", "combine tests in a filter with `and`: [?(@.a == 1 and @.b)]"),
+    "AND": ("&&", "combine tests in a filter with `and`: [?(@.a == 1 and @.b)]"),
+    "OR": ("||", "combine tests in a filter with `or`: [?(@.a == 1 or @.b)]"),
+    "!": ("!", "negate a test in a filter with `not`: [?(not @.hidden)]"),
     "+": ("+", "arithmetic is not supported in paths"),
     "-": ("-", "arithmetic is not supported in paths"),
 }
@@ -295,7 +240,7 @@ def _check_token(token: _Token, previous: _Token | None) -> None:
 def _bad_operator(operator: str, column: int) -> PathSyntaxError:
     if operator == "=~":
         return _unsupported(
-            "=~", column, "regex filters are not supported; use `matches /re/` in the rule"
+            "=~", column, "test a regex in a filter with `matches`: [?(@.name matches /re/)]"
         )
     if operator == "=":
         return PathSyntaxError("`=` is not a comparison", column=column, help="use `==`")
@@ -484,7 +429,7 @@ class _Converter:
         expressions = list(node.expressions)
         if len(expressions) != 1 or type(expressions[0]) is not jf.Expression:
             raise _unsupported(
-                "&&", self._column("AND"), "a filter holds one test; write one rule per condition"
+                "&&", self._column("AND"), "combine tests in a filter with `and`"
             )
         expression = expressions[0]
         target = self._filter_target(expression.target)
@@ -572,10 +517,20 @@ def parse_path(source: str) -> PathSyntax:
             column=bad,
             help="write the path on one line",
         )
+    try:
+        raw, tokens = _lex(source)
+        _check_tokens(source, tokens)
+        tree = _parse_tokens(source, raw, tokens)
+        return PathSyntax(source, _Converter(tokens).path(tree))
+    except PathSyntaxError as plain_error:
+        # Not plain JSONPath: perhaps filters written with the language's predicates.
+        return parse_with_filters(source, plain_error, _parse_plain)
+
+
+def _parse_plain(source: str) -> tuple[Step, ...]:
     raw, tokens = _lex(source)
     _check_tokens(source, tokens)
-    tree = _parse_tokens(source, raw, tokens)
-    return PathSyntax(source, _Converter(tokens).path(tree))
+    return _Converter(tokens).path(_parse_tokens(source, raw, tokens))
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
