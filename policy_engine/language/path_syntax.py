@@ -184,12 +184,21 @@ _UNSUPPORTED_TOKENS: dict[str, tuple[str, str]] = {
     "WHERE": ("where", "filter with `[?(@.name == 'value')]` instead"),
     "WHERENOT": ("wherenot", "filter with `[?(@.name != 'value')]` instead"),
     "|": ("|", "write one rule per path, or list names in brackets: $['a','b']"),
-    "&": ("&", "combine tests in a filter with `and`: [?(@.a == 1 and @.b)]"),
-    "AND": ("&&", "combine tests in a filter with `and`: [?(@.a == 1 and @.b)]"),
-    "OR": ("||", "combine tests in a filter with `or`: [?(@.a == 1 or @.b)]"),
-    "!": ("!", "negate a test in a filter with `not`: [?(not @.hidden)]"),
+    "&": ("&", "write one rule per condition"),
+    "AND": ("&&", "write one rule per condition"),
+    "OR": ("||", "write one rule per condition"),
+    "!": ("!", "test for a missing member with a separate rule, or compare with `!=`"),
     "+": ("+", "arithmetic is not supported in paths"),
     "-": ("-", "arithmetic is not supported in paths"),
+}
+
+
+# Inside a filter the language's own words do these jobs.
+_IN_FILTER_HELP = {
+    "&": "combine tests in a filter with `and`: [?(@.a == 1 and @.b)]",
+    "AND": "combine tests in a filter with `and`: [?(@.a == 1 and @.b)]",
+    "OR": "combine tests in a filter with `or`: [?(@.a == 1 or @.b)]",
+    "!": "negate a test in a filter with `not`: [?(not @.hidden)]",
 }
 
 
@@ -224,6 +233,7 @@ def _check_token(token: _Token, previous: _Token | None) -> None:
         raise _unsupported("/", token.column, "arithmetic is not supported in paths")
     if kind in _UNSUPPORTED_TOKENS:
         construct, help = _UNSUPPORTED_TOKENS[kind]
+        help = _IN_FILTER_HELP.get(kind, help) if token.in_filter else help
         if kind == "WHERE" or kind == "WHERENOT":
             help += f"; to select a member named `{construct}`, quote it: $['{construct}']"
         raise _unsupported(construct, token.column, help)
