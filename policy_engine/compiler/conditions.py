@@ -341,7 +341,9 @@ def _predicate(node: ast.Condition, env: CompileEnv) -> tuple[OperandFn, Test]:
 
         def text_test(value: Any, ctx: EvalContext) -> bool:
             found, part = _first(needle, ctx)
-            return found and isinstance(value, str) and isinstance(part, str) and method(value, part)
+            return (
+                found and isinstance(value, str) and isinstance(part, str) and method(value, part)
+            )
 
         return compile_operand(node.subject, env), text_test
     assert isinstance(node, ast.IsType)

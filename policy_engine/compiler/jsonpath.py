@@ -40,7 +40,6 @@ from ..language.path_syntax import (
     Step,
     Wildcard,
 )
-
 from .values import compare
 
 Location: TypeAlias = tuple[str | int, ...]
@@ -287,6 +286,7 @@ def _chain(selectors: list[_Selector]) -> _Finder:
 
 
 # --------------------------------------------------------------------------- filters
+
 
 def _compile_target(target: tuple[Step, ...]) -> Callable[[Any], Any]:
     """Resolve ``@.a[0]`` on a candidate; ``_MISSING`` when any step finds nothing."""

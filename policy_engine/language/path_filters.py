@@ -183,7 +183,7 @@ def parse_condition(body: str, column: int) -> ast.Condition:
 
 
 _FILTER_HELP = (
-    "a filter tests each element `@`, e.g. `[?(@.name like \"*_admin\")]`, "
+    'a filter tests each element `@`, e.g. `[?(@.name like "*_admin")]`, '
     '`[?(@.text matches /secret/i)]` or `[?(starts_with(@.uri, "file:") and not @.trusted)]`'
 )
 
@@ -212,10 +212,11 @@ def element_path(source: str) -> str:
     return "$" + source[1:]
 
 
-def _simple(condition: ast.Condition) -> Filter | None:
-    """`@.x OP literal` and `exists @.x` keep the plain step form (what the schema checker reads)."""
-    from .path_syntax import parse_path
+ParsePath = Callable[[str], PathSyntax]
 
+
+def _simple(condition: ast.Condition, parse_path: ParsePath) -> Filter | None:
+    """`@.x OP literal` and `exists @.x` keep the plain step form the schema checker reads."""
     if isinstance(condition, ast.Exists) and not condition.negated:
         return Filter(parse_path(element_path(condition.path.source)).steps, "exists")
     if (
@@ -230,10 +231,8 @@ def _simple(condition: ast.Condition) -> Filter | None:
     return None
 
 
-def _target(condition: ast.Condition) -> tuple[Step, ...]:
+def _target(condition: ast.Condition, parse_path: ParsePath) -> tuple[Step, ...]:
     """The first `@` path of the condition, for the schema checker's did-you-mean."""
-    from .path_syntax import parse_path
-
     for node in iter_nodes(condition):
         if isinstance(node, ast.PathRef):
             steps = parse_path(element_path(node.source)).steps
@@ -243,7 +242,10 @@ def _target(condition: ast.Condition) -> tuple[Step, ...]:
 
 
 def parse_with_filters(
-    source: str, plain_error: PathSyntaxError, parse_plain: Callable[[str], tuple[Step, ...]]
+    source: str,
+    plain_error: PathSyntaxError,
+    parse_plain: Callable[[str], tuple[Step, ...]],
+    parse_path: ParsePath,
 ) -> PathSyntax:
     """Parse a path whose filters use the language's predicates, or raise the best error."""
     cut = cut_filters(source)
@@ -258,16 +260,16 @@ def parse_with_filters(
             if _uses_language(body):
                 raise
             raise plain_error from None
-        filters.append(_filter_step(condition, body))
+        filters.append(_filter_step(condition, body, parse_path))
     steps = parse_plain(rewritten)
     return PathSyntax(source, tuple(_restore(step, filters) for step in steps))
 
 
-def _filter_step(condition: ast.Condition, body: str) -> Filter:
-    simple = _simple(condition)
+def _filter_step(condition: ast.Condition, body: str, parse_path: ParsePath) -> Filter:
+    simple = _simple(condition, parse_path)
     if simple is not None:
         return simple
-    return Filter(_target(condition), "exists", None, condition, body)
+    return Filter(_target(condition, parse_path), "exists", None, condition, body)
 
 
 def _restore(step: Step, filters: list[Filter]) -> Any:

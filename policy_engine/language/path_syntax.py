@@ -8,14 +8,15 @@ layer) work on one representation of our own.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-
-from .path_filters import parse_with_filters
+from . import ast
+from .path_filters import element_path, parse_with_filters
 from .path_steps import (
     Descend,
     Field,
@@ -28,6 +29,7 @@ from .path_steps import (
     Step,
     Wildcard,
 )
+from .walk import find
 
 __all__ = [
     "Descend",
@@ -40,6 +42,7 @@ __all__ = [
     "Slice",
     "Step",
     "Wildcard",
+    "filter_conditions",
     "format_location",
     "parse_path",
 ]
@@ -50,8 +53,8 @@ _SUPPORTED = (
 )
 _FILTER_HELP = (
     "a filter tests each element `@` with the language's predicates, e.g. "
-    "`[?(@.name like \"*_admin\")]`, `[?(@.text matches /secret/i)]` or "
-    "`[?(starts_with(@.uri, \"file:\") and not @.trusted == true)]`"
+    '`[?(@.name like "*_admin")]`, `[?(@.text matches /secret/i)]` or '
+    '`[?(starts_with(@.uri, "file:") and not @.trusted == true)]`'
 )
 _COMPARISONS: frozenset[str] = frozenset({"==", "!=", "<", "<=", ">", ">="})
 
@@ -438,9 +441,7 @@ class _Converter:
         jf = self._jf
         expressions = list(node.expressions)
         if len(expressions) != 1 or type(expressions[0]) is not jf.Expression:
-            raise _unsupported(
-                "&&", self._column("AND"), "combine tests in a filter with `and`"
-            )
+            raise _unsupported("&&", self._column("AND"), "combine tests in a filter with `and`")
         expression = expressions[0]
         target = self._filter_target(expression.target)
         if expression.op is None:
@@ -534,7 +535,7 @@ def parse_path(source: str) -> PathSyntax:
         return PathSyntax(source, _Converter(tokens).path(tree))
     except PathSyntaxError as plain_error:
         # Not plain JSONPath: perhaps filters written with the language's predicates.
-        return parse_with_filters(source, plain_error, _parse_plain)
+        return parse_with_filters(source, plain_error, _parse_plain, parse_path)
 
 
 def _parse_plain(source: str) -> tuple[Step, ...]:
@@ -572,3 +573,38 @@ def format_location(location: tuple[str | int, ...]) -> str:
 def _quote(name: str) -> str:
     escaped = name.replace("\\", "\\\\").replace("'", "\\'")
     return f"'{escaped}'"
+
+
+def filter_conditions(node: Any) -> Iterator[tuple[ast.PathRef, ast.Condition]]:
+    """Each filter condition written inside a path below ``node``, with its path.
+
+    Plain comparison filters are given as the `Compare` they mean, so the type
+    checker treats `[?(@.name < 'm')]` and `@.name < "m"` alike. Paths that do
+    not parse are skipped (the path checker reports them).
+    """
+    for ref in find(node, ast.PathRef):
+        source = element_path(ref.source) if ref.relative else ref.source
+        try:
+            steps = parse_path(source).steps
+        except PathSyntaxError:
+            continue
+        for step in steps:
+            if not isinstance(step, Filter):
+                continue
+            if step.condition is not None:
+                yield ref, step.condition
+                yield from filter_conditions(step.condition)
+            elif step.op != "exists":
+                left = ast.PathRef(_render_target(step.target), span=ref.span)
+                right = ast.Literal_(step.value, span=ref.span)
+                yield ref, ast.Compare(step.op, left, right, span=ref.span)
+
+
+def _render_target(target: tuple[Step, ...]) -> str:
+    parts = ["@"]
+    for step in target:
+        if isinstance(step, Field):
+            parts.append("[" + json.dumps(step.names[0]) + "]")
+        elif isinstance(step, Index):
+            parts.append(f"[{step.indexes[0]}]")
+    return "".join(parts)

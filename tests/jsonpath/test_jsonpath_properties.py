@@ -419,9 +419,11 @@ def language_filter(step: ps.Filter, doc: Any) -> list[tuple[Any, Location]]:
         value = candidate
         for target in step.target:
             part = target.names[0] if isinstance(target, ps.Field) else target.indexes[0]
-            if isinstance(part, str) and isinstance(value, dict) and part in value:
-                value = value[part]
-            elif isinstance(part, int) and isinstance(value, list) and -len(value) <= part < len(value):
+            if (isinstance(part, str) and isinstance(value, dict) and part in value) or (
+                isinstance(part, int)
+                and isinstance(value, list)
+                and -len(value) <= part < len(value)
+            ):
                 value = value[part]
             else:
                 value = _ABSENT
