@@ -281,7 +281,9 @@ def _check_list_rule(rule: ast.ListRule, interceptor: ResolvedInterceptor) -> It
         )
 
 
-def check_tests(files: list[ast.PolicyFile], names: set[str]) -> Iterator[Diagnostic]:
+def check_tests(
+    files: list[ast.PolicyFile], names: set[str], declared: frozenset[str] = frozenset()
+) -> Iterator[Diagnostic]:
     for policy in files:
         for item in policy.items:
             if not isinstance(item, ast.TestBlock):
@@ -296,7 +298,8 @@ def check_tests(files: list[ast.PolicyFile], names: set[str]) -> Iterator[Diagno
                     'e.g. `given tools/call request {"name": "search"}`',
                 )
             else:
-                yield from check_event_name(ast.EventName(given[0].event, span=given[0].span))
+                event = ast.EventName(given[0].event, span=given[0].span)
+                yield from check_event_name(event, declared)
             if not expects:
                 yield error(
                     "E213",
