@@ -5,6 +5,11 @@ group each, so a value is scanned once however many patterns a rule lists;
 `lastgroup` tells which pattern hit, and only those candidates pay for a
 check such as Luhn. RE2's default memory budget is raised so large
 alternations stay on its fast DFA path instead of falling back.
+
+A pattern may mark the part of its match that is the sensitive value with a
+group named `value` (`api_key=(?P<value>...)`): the hit, its check and any
+replacement then cover that group only, so the label and the context the
+regex needed around it survive.
 """
 
 from __future__ import annotations
@@ -79,6 +84,18 @@ def matchable(text: str) -> str:
 
 
 _GROUP = "_policyc"
+VALUE_GROUP = "value"
+
+
+def value_group(regex: str) -> int:
+    """The index of the pattern's `value` group, 0 (the whole match) without one."""
+    return int(re2.compile(regex, re2_options()).groupindex.get(VALUE_GROUP, 0))
+
+
+def _value_span(match: Any, group: int) -> tuple[int, int]:
+    """The value's span; a `value` group that did not take part means the whole match."""
+    start, end = match.span(group)
+    return match.span() if start < 0 else (start, end)
 
 
 def _alternation(specs: Sequence[PatternSpec]) -> re2._Regexp[str] | None:
@@ -108,6 +125,15 @@ class TextMatcher:
         joinable = [i for i in plain if f"(?P<{_GROUP}" not in self.specs[i].regex]
         self._joined_index = joinable
         self._joined = _alternation([self.specs[i] for i in joinable])
+        # Group numbers in the alternation: spec i's outer group, then its own
+        # groups, so its value group is that offset plus its own index.
+        self._value = [value_group(spec.regex) for spec in self.specs]
+        self._joined_value: list[int] = []
+        offset = 0
+        for i in joinable:
+            own = re2.compile(self.specs[i].regex, re2_options()).groups
+            self._joined_value.append(offset + 1 + self._value[i] if self._value[i] else 0)
+            offset += 1 + own
         self._alone = [
             (i, re2.compile(self.specs[i].regex, re2_options()))
             for i in range(len(self.specs))
@@ -120,21 +146,23 @@ class TextMatcher:
         if self._joined is None:
             return hits
         for match in self._joined.finditer(text):
-            start, end = match.span()
-            if start != end:
+            if match.start() != match.end():
                 group: Any = match.lastgroup  # the stubs say int; it is the name
-                hits.append((start, self._joined_index[int(group[len(_GROUP) :])], end))
+                position = int(group[len(_GROUP) :])
+                start, end = _value_span(match, self._joined_value[position])
+                if start != end:
+                    hits.append((start, self._joined_index[position], end))
         return hits
 
     def _alone_hits(
         self, index: int, regex: re2._Regexp[str], text: str
-    ) -> list[tuple[int, int, int]]:
+    ) -> Iterator[tuple[int, int, int]]:
         check = self.specs[index].check
-        return [
-            (m.start(), index, m.end())
-            for m in regex.finditer(text)
-            if m.start() != m.end() and (check is None or check(m.group()))
-        ]
+        group = self._value[index]
+        for match in regex.finditer(text):
+            start, end = _value_span(match, group)
+            if start != end and (check is None or check(text[start:end])):
+                yield (start, index, end)
 
     def hits(self, text: str) -> Iterator[Hit]:
         text = matchable(text)
@@ -160,12 +188,10 @@ class TextMatcher:
             return False
         if self._joined is not None and self._joined.search(text) is not None:
             return True
-        for index, regex in self._alone:
-            check = self.specs[index].check
-            for match in regex.finditer(text):
-                if match.start() != match.end() and (check is None or check(match.group())):
-                    return True
-        return False
+        return any(
+            next(self._alone_hits(index, regex, text), None) is not None
+            for index, regex in self._alone
+        )
 
 
 def glob_regex(glob: str) -> str:
