@@ -9,7 +9,9 @@ alternations stay on its fast DFA path instead of falling back.
 A pattern may mark the part of its match that is the sensitive value with a
 group named `value` (`api_key=(?P<value>...)`): the hit, its check and any
 replacement then cover that group only, so the label and the context the
-regex needed around it survive.
+regex needed around it survive. A match whose value group is empty or took no
+part is no hit; a branch without the group thus skips text (RE2 has no
+lookbehind: `version 1.2.3.4` can be consumed and passed over this way).
 """
 
 from __future__ import annotations
@@ -93,9 +95,9 @@ def value_group(regex: str) -> int:
 
 
 def _value_span(match: Any, group: int) -> tuple[int, int]:
-    """The value's span; a `value` group that did not take part means the whole match."""
-    start, end = match.span(group)
-    return match.span() if start < 0 else (start, end)
+    """The hit's span: the value group's, (-1, -1) when that group took no part."""
+    span: tuple[int, int] = match.span(group)
+    return span
 
 
 def _alternation(specs: Sequence[PatternSpec]) -> re2._Regexp[str] | None:
@@ -119,21 +121,17 @@ class TextMatcher:
 
     def __init__(self, specs: Sequence[PatternSpec]) -> None:
         self.specs = list(specs)
-        plain = [i for i, spec in enumerate(self.specs) if spec.check is None]
+        # A value group skips matches like a failed check does, so such a
+        # pattern gets a pass of its own and never hides another one's hit.
+        self._value = [value_group(spec.regex) for spec in self.specs]
+        plain = [
+            i for i, spec in enumerate(self.specs) if spec.check is None and not self._value[i]
+        ]
         # A user's own group named like ours would confuse `lastgroup`: such a
         # pattern gets a pass of its own instead.
         joinable = [i for i in plain if f"(?P<{_GROUP}" not in self.specs[i].regex]
         self._joined_index = joinable
         self._joined = _alternation([self.specs[i] for i in joinable])
-        # Group numbers in the alternation: spec i's outer group, then its own
-        # groups, so its value group is that offset plus its own index.
-        self._value = [value_group(spec.regex) for spec in self.specs]
-        self._joined_value: list[int] = []
-        offset = 0
-        for i in joinable:
-            own = re2.compile(self.specs[i].regex, re2_options()).groups
-            self._joined_value.append(offset + 1 + self._value[i] if self._value[i] else 0)
-            offset += 1 + own
         self._alone = [
             (i, re2.compile(self.specs[i].regex, re2_options()))
             for i in range(len(self.specs))
@@ -146,12 +144,10 @@ class TextMatcher:
         if self._joined is None:
             return hits
         for match in self._joined.finditer(text):
-            if match.start() != match.end():
+            start, end = match.span()
+            if start != end:
                 group: Any = match.lastgroup  # the stubs say int; it is the name
-                position = int(group[len(_GROUP) :])
-                start, end = _value_span(match, self._joined_value[position])
-                if start != end:
-                    hits.append((start, self._joined_index[position], end))
+                hits.append((start, self._joined_index[int(group[len(_GROUP) :])], end))
         return hits
 
     def _alone_hits(

@@ -235,22 +235,23 @@ def _spans(matcher: TextMatcher, text: str) -> list[tuple[str, str]]:
     return [(h.label, text[h.start : h.end]) for h in matcher.hits(text)]
 
 
-def test_a_value_group_is_the_hit_in_the_joined_pass() -> None:
+def test_a_value_group_is_the_hit_and_never_hides_another_pattern() -> None:
     matcher = TextMatcher(
         [
             PatternSpec("PLAIN", r"[0-9]+", None),
             PatternSpec("GROUPS", r"(a)(b)?", None),
-            PatternSpec("KEY", r"(key)\s*=\s*(?P<value>[a-z]+)", None),
+            PatternSpec("KEY", r"(key)\s*=\s*(?P<value>[a-z0-9]+)", None),
             PatternSpec("EM", r"(?:\b|_)(?P<value>x+)(?:\b|_)", None),
         ]
     )
-    text = "7 key = secret ab _xx_ 9"
+    text = "7 key = secret ab _xx_ 9 key=zz9"
     assert _spans(matcher, text) == [
         ("PLAIN", "7"),
         ("KEY", "secret"),
         ("GROUPS", "ab"),
         ("EM", "xx"),
         ("PLAIN", "9"),
+        ("KEY", "zz9"),
     ]
     assert matcher.search("key=abc")
 
@@ -265,9 +266,13 @@ def test_a_check_sees_only_the_value() -> None:
     assert not rejecting.search("token: abc")
 
 
-def test_a_value_group_that_does_not_take_part_means_the_whole_match() -> None:
-    matcher = TextMatcher([PatternSpec("K", r"k=(?P<value>[0-9]+)|bare[0-9]+", None)])
-    assert _spans(matcher, "k=12 bare34") == [("K", "12"), ("K", "bare34")]
+def test_a_branch_without_the_value_group_skips_its_text() -> None:
+    """RE2 has no lookbehind; a consuming branch without the group stands in for one."""
+    matcher = TextMatcher(
+        [PatternSpec("IP", r"version [0-9.]+|(?P<value>[0-9]+(?:\.[0-9]+){3})", None)]
+    )
+    assert _spans(matcher, "version 1.2.3.4 at 10.0.0.1") == [("IP", "10.0.0.1")]
+    assert not matcher.search("version 1.2.3.4")
 
 
 def test_an_empty_value_is_no_hit() -> None:
