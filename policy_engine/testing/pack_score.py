@@ -157,7 +157,7 @@ def _covered(regions: list[tuple[int, int]], start: int, end: int) -> bool:
 
 
 def _outside(regions: list[tuple[int, int]], spans: Iterable[tuple[int, int, str]]) -> int:
-    inside = set()
+    inside: set[int] = set()
     for start, end, _ in spans:
         inside.update(range(start, end))
     return sum(1 for a, b in regions for i in range(a, b) if i not in inside)

@@ -467,6 +467,47 @@ def ctx_markdown(key: str | None, value: str) -> tuple[str, str]:
     ), value
 
 
+def ctx_prose(key: str | None, value: str) -> tuple[str, str]:
+    if key:
+        label = key.replace("_", " ").replace("-", " ").replace(".", " ")
+        link = pick("is", "is now", "on file:", "->", "(new):", "is:")
+        return (
+            f"{pick('The', 'My', 'Our', 'FYI the')} {label} {link} {value}, keep it safe.\n",
+            value,
+        )
+    return pick(
+        f"({value})", f"{value}, then", f'"{value}"', f"<{value}>", f"{value};"
+    ) + "\n", value
+
+
+def ctx_xml(key: str | None, value: str) -> tuple[str, str]:
+    tag = key.replace(" ", "_") if key else "contact"
+    return f'<?xml version="1.0"?>\n<config>\n  <{tag}>{value}</{tag}>\n</config>\n', value
+
+
+def ctx_shell(key: str | None, value: str) -> tuple[str, str]:
+    if key:
+        name = key.upper().replace(" ", "_").replace(".", "_").replace("-", "_")
+        return pick(f'export {name}="{value}"\n', f"{name}={value} ./run.sh\n"), value
+    return f"echo '{value}' >> notes.txt\n", value
+
+
+def ctx_url_query(key: str | None, value: str) -> tuple[str, str]:
+    name = key.replace(" ", "_") if key else "q"
+    return f"GET https://api.example.com/v2/lookup?{name}={value}&page=2 HTTP/1.1\n", value
+
+
+def ctx_sql(key: str | None, value: str) -> tuple[str, str]:
+    if key:
+        return f"UPDATE settings SET {key.replace(' ', '_')} = '{value}' WHERE id = 7;\n", value
+    return f"INSERT INTO notes (body) VALUES ('{value}');\n", value
+
+
+def ctx_logfmt(key: str | None, value: str) -> tuple[str, str]:
+    field = f"{key.replace(' ', '_')}={value}" if key else f'msg="{value}"'
+    return f"time=2026-03-01T10:00:00Z level=info {field} service=api\n", value
+
+
 CONTEXTS: dict[str, Callable[[str | None, str], tuple[str, str]]] = {
     "json_log": ctx_json_log,
     "json_in_json": ctx_json_in_json,
@@ -477,9 +518,15 @@ CONTEXTS: dict[str, Callable[[str | None, str], tuple[str, str]]] = {
     "chat": ctx_chat,
     "stack_trace": ctx_stack_trace,
     "markdown": ctx_markdown,
+    "prose": ctx_prose,
+    "xml": ctx_xml,
+    "shell": ctx_shell,
+    "url_query": ctx_url_query,
+    "sql": ctx_sql,
+    "logfmt": ctx_logfmt,
 }
-# Multi-line values (PEM blocks) do not fit a CSV cell or a table row.
-ONE_LINE_ONLY = {"csv"}
+# Multi-line values (PEM blocks) do not fit a CSV cell, a shell line or a URL.
+ONE_LINE_ONLY = {"csv", "shell", "url_query", "logfmt", "sql", "prose"}
 
 # --- positive types: (value maker, labels it may sit under, or None for bare) ---
 
@@ -504,8 +551,8 @@ LABELS_API = [
     "app_secret",
     "private_token",
 ]
-LABELS_SSN = ["ssn", "SSN", "social_security_number", "Social Security No"]
-LABELS_PHONE = ["phone", "tel", "mobile", "Phone number", "cell"]
+LABELS_SSN = ["ssn", "SSN", "social_security_number", "Social Security No", "SSN on file"]
+LABELS_PHONE = ["phone", "tel", "mobile", "Phone number", "cell", "call me at"]
 
 TYPES: dict[str, tuple[Callable[[], str], list[str] | None]] = {
     "email": (email, None),
@@ -658,6 +705,9 @@ def tracking() -> str:
 
 def version() -> str:
     return pick(
+        f"pip install requests=={ri(1, 9)}.{ri(0, 30)}.{ri(0, 9)}.{ri(0, 9)}",
+        f"npm i left-pad@{ri(1, 9)}.{ri(0, 30)}.{ri(0, 9)}.{ri(0, 9)}",
+        f"the release notes for {ri(1, 9)}.{ri(0, 9)}.{ri(0, 9)}.{ri(0, 9)} say",
         f"version {ri(1, 12)}.{ri(0, 20)}.{ri(0, 50)}.{ri(0, 9999)}",
         f"v{ri(1, 12)}.{ri(0, 20)}.{ri(0, 50)}.{ri(0, 200)}",
         f"Chrome/{ri(100, 130)}.0.{ri(1000, 6999)}.{ri(10, 200)}",
@@ -960,6 +1010,10 @@ NEGATIVE_CONTEXTS = [
     "chat",
     "stack_trace",
     "markdown",
+    "prose",
+    "xml",
+    "sql",
+    "logfmt",
 ]
 
 
