@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import inspect
+import itertools
 import json
 import sys
 import textwrap
@@ -112,7 +113,7 @@ def _attribute_docs(model: type[BaseModel]) -> dict[str, str]:
         except (OSError, TypeError):
             continue
         body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for first, second in zip(body, body[1:], strict=False):
+        for first, second in itertools.pairwise(body):
             if (
                 isinstance(first, ast.AnnAssign)
                 and isinstance(first.target, ast.Name)
