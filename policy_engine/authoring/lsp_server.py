@@ -48,6 +48,8 @@ _COMPLETION_KINDS = {
 class _Analysis:
     sources: dict[str, str]
     result: CheckResult
+    uris: dict[str, str]
+    """The document URI of each file name in ``sources``."""
 
     def file(self, name: str) -> ast.PolicyFile | None:
         model = self.result.model
@@ -61,54 +63,77 @@ class PolicyLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("policyc", __version__)
         self.roots: list[Path] = []
-        self._cache: dict[Path, _Analysis] = {}
-        self._pending: dict[Path, asyncio.Task[None]] = {}
-        self._published: dict[Path, set[str]] = {}
+        self._cache: dict[str, _Analysis] = {}
+        self._pending: dict[str, asyncio.Task[None]] = {}
+        self._published: dict[str, set[str]] = {}
 
     # --- the policy set of a document -----------------------------------
 
-    def root_of(self, path: Path) -> Path:
-        return set_root(path, self.roots)
+    def set_key(self, uri: str) -> str:
+        """The set's root directory; a document with no file (``untitled:``) is a set alone."""
+        path = file_path(uri)
+        return uri if path is None else str(set_root(path, self.roots))
 
-    def analysis(self, path: Path) -> _Analysis:
-        root = self.root_of(path)
-        open_texts: dict[Path, str] = {}
-        for uri, document in self.workspace.text_documents.items():
-            fs = to_fs_path(uri)
-            if fs is not None:
-                open_texts[Path(fs).resolve()] = document.source
-        sources = read_set(files_of(root, path), open_texts)
-        cached = self._cache.get(root)
+    def analysis(self, uri: str) -> _Analysis:
+        key = self.set_key(uri)
+        path = file_path(uri)
+        if path is None:
+            sources = {uri: self.workspace.get_text_document(uri).source}
+            uris = {uri: uri}
+        else:
+            open_texts: dict[Path, str] = {}
+            open_uris: dict[str, str] = {}
+            for open_uri, document in self.workspace.text_documents.items():
+                open_path = file_path(open_uri)
+                if open_path is not None:
+                    open_texts[open_path] = document.source
+                    open_uris[str(open_path)] = open_uri
+            files = files_of(Path(key), path)
+            if files.truncated:
+                self.window_log_message(
+                    lsp.LogMessageParams(
+                        type=lsp.MessageType.Warning,
+                        message=f"policyc: only the first {len(files.files)} files under {key}",
+                    )
+                )
+            sources = read_set(files, open_texts)
+            uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in sources}
+        cached = self._cache.get(key)
         if cached is not None and cached.sources == sources:
             return cached
-        fresh = _Analysis(sources, check_set(sources))
-        self._cache[root] = fresh
+        fresh = _Analysis(sources, check_set(sources), uris)
+        self._cache[key] = fresh
         return fresh
 
-    def schedule(self, path: Path, delay: float) -> None:
-        root = self.root_of(path)
-        previous = self._pending.pop(root, None)
+    def name_of(self, uri: str) -> str:
+        """The file name the checker knows a document by (its spans carry it)."""
+        path = file_path(uri)
+        return uri if path is None else str(path)
+
+    def schedule(self, uri: str, delay: float) -> None:
+        key = self.set_key(uri)
+        previous = self._pending.pop(key, None)
         if previous is not None:
             previous.cancel()
-        self._pending[root] = asyncio.get_running_loop().create_task(self._publish(path, delay))
+        self._pending[key] = asyncio.get_running_loop().create_task(self._publish(uri, delay))
 
-    async def _publish(self, path: Path, delay: float) -> None:
+    async def _publish(self, uri: str, delay: float) -> None:
         await asyncio.sleep(delay)
-        root = self.root_of(path)
-        found = self.analysis(path)
+        key = self.set_key(uri)
+        found = self.analysis(uri)
         by_file: dict[str, list[lsp.Diagnostic]] = {name: [] for name in found.sources}
         for d in found.result.diagnostics:
             text = found.sources.get(d.span.file)
             if text is not None:
                 by_file[d.span.file].append(self.to_lsp(d, text))
-        uris = {from_fs_path(name) or name: items for name, items in by_file.items()}
-        for stale in self._published.get(root, set()) - set(uris):
+        uris = {found.uris[name]: items for name, items in by_file.items()}
+        for stale in self._published.get(key, set()) - set(uris):
             uris[stale] = []
         for uri, items in uris.items():
             self.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri=uri, diagnostics=items)
             )
-        self._published[root] = {uri for uri, items in uris.items() if items}
+        self._published[key] = {uri for uri, items in uris.items() if items}
 
     # --- positions --------------------------------------------------------
 
@@ -159,14 +184,17 @@ class PolicyLanguageServer(LanguageServer):
 server = PolicyLanguageServer()
 
 
-def _path(uri: str) -> Path:
+def file_path(uri: str) -> Path | None:
+    """The file behind a ``file:`` URI; None for other schemes."""
+    if not uri.startswith("file:"):
+        return None
     fs = to_fs_path(uri)
-    return Path(fs if fs is not None else uri).resolve()
+    return Path(fs).resolve() if fs is not None else None
 
 
-def _document(ls: PolicyLanguageServer, uri: str) -> tuple[Path, str, _Analysis]:
-    path = _path(uri)
-    return path, ls.workspace.get_text_document(uri).source, ls.analysis(path)
+def _document(ls: PolicyLanguageServer, uri: str) -> tuple[str, str, _Analysis]:
+    """The document's file name, its text, and the analysis of its set."""
+    return ls.name_of(uri), ls.workspace.get_text_document(uri).source, ls.analysis(uri)
 
 
 @server.feature(lsp.INITIALIZE)
@@ -180,28 +208,28 @@ def initialize(ls: PolicyLanguageServer, params: lsp.InitializeParams) -> None:
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 async def did_open(ls: PolicyLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
-    ls.schedule(_path(params.text_document.uri), 0)
+    ls.schedule(params.text_document.uri, 0)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 async def did_change(ls: PolicyLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    ls.schedule(_path(params.text_document.uri), DEBOUNCE_SECONDS)
+    ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: PolicyLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    ls.schedule(_path(params.text_document.uri), 0)
+    ls.schedule(params.text_document.uri, 0)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 async def did_close(ls: PolicyLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
-    ls.schedule(_path(params.text_document.uri), 0)
+    ls.schedule(params.text_document.uri, 0)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    path, text, found = _document(ls, params.text_document.uri)
-    policy = found.file(str(path))
+    name, text, found = _document(ls, params.text_document.uri)
+    policy = found.file(name)
     if policy is None:
         return None
     at = ls.from_position(text, params.position)
@@ -231,8 +259,8 @@ def on_completion(ls: PolicyLanguageServer, params: lsp.CompletionParams) -> lsp
 
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
 def on_definition(ls: PolicyLanguageServer, params: lsp.DefinitionParams) -> lsp.Location | None:
-    path, text, found = _document(ls, params.text_document.uri)
-    policy = found.file(str(path))
+    name, text, found = _document(ls, params.text_document.uri)
+    policy = found.file(name)
     if policy is None:
         return None
     span = navigation.definition(
@@ -240,7 +268,7 @@ def on_definition(ls: PolicyLanguageServer, params: lsp.DefinitionParams) -> lsp
     )
     if span is None or span.file not in found.sources:
         return None
-    target = from_fs_path(span.file) or span.file
+    target = found.uris.get(span.file, span.file)
     return lsp.Location(uri=target, range=ls.to_range(span, found.sources[span.file]))
 
 
@@ -248,8 +276,8 @@ def on_definition(ls: PolicyLanguageServer, params: lsp.DefinitionParams) -> lsp
 def on_symbols(
     ls: PolicyLanguageServer, params: lsp.DocumentSymbolParams
 ) -> list[lsp.DocumentSymbol]:
-    path, text, found = _document(ls, params.text_document.uri)
-    policy = found.file(str(path))
+    name, text, found = _document(ls, params.text_document.uri)
+    policy = found.file(name)
     if policy is None:
         return []
     return [
@@ -268,9 +296,8 @@ def on_symbols(
 def on_formatting(
     ls: PolicyLanguageServer, params: lsp.DocumentFormattingParams
 ) -> list[lsp.TextEdit] | None:
-    path = _path(params.text_document.uri)
     text = ls.workspace.get_text_document(params.text_document.uri).source
-    outcome = format_source(text, str(path))
+    outcome = format_source(text, ls.name_of(params.text_document.uri))
     if outcome.text is None or outcome.text == text:
         return None if outcome.text is None else []
     lines = text.split("\n")

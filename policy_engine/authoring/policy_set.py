@@ -8,11 +8,12 @@ directory. Text the editor holds wins over the file on disk. Sets are bounded
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..language.pipeline import CheckResult, check_sources, expand_paths
+from ..language.pipeline import POLICY_SUFFIX, CheckResult, check_sources
 
 MAX_FILES = 500
 MAX_FILE_BYTES = 1024 * 1024
@@ -23,8 +24,8 @@ MAX_DIAGNOSTICS = 1000
 class PolicySetFiles:
     root: Path
     files: tuple[Path, ...]
-    skipped: tuple[Path, ...] = ()
-    """Files left out: over the size bound, unreadable, or past the file cap."""
+    truncated: bool = False
+    """More files were found than the cap; the rest are left out."""
 
 
 def set_root(document: Path, roots: Sequence[Path]) -> Path:
@@ -36,14 +37,12 @@ def set_root(document: Path, roots: Sequence[Path]) -> Path:
 
 
 def files_of(root: Path, document: Path) -> PolicySetFiles:
-    found = [p.resolve() for p in expand_paths([root]) if p.is_file()]
-    if document not in found:
-        found.append(document)
-    kept = found[:MAX_FILES]
-    skipped = [p for p in found[MAX_FILES:] if p != document]
-    if document not in kept:
-        kept[-1:] = [document]
-    return PolicySetFiles(root, tuple(sorted(kept)), tuple(skipped))
+    """The set's files, the document always among them; the walk stops past the file cap."""
+    walk = (p.resolve() for p in root.rglob(f"*{POLICY_SUFFIX}") if p.is_file())
+    found = list(itertools.islice(walk, MAX_FILES + 1))
+    kept = [p for p in found[:MAX_FILES] if p != document]
+    kept = [*kept[: MAX_FILES - 1], document]
+    return PolicySetFiles(root, tuple(sorted(kept)), len(found) > MAX_FILES)
 
 
 def read_set(files: PolicySetFiles, open_texts: Mapping[Path, str]) -> dict[str, str]:

@@ -301,3 +301,21 @@ async def test_symbols_and_formatting(client: LanguageClient, workspace: Path) -
     assert edits is not None
     (edit,) = edits
     assert apply(messy, edit) == format_source(messy).text
+
+
+async def test_ranges_count_utf16_units_and_untitled_documents_stand_alone(
+    client: LanguageClient,
+) -> None:
+    text = 'validator v {\n  on tools/call request\n  deny if "\U0001f600\u00e9" == $.nme "x"\n}\n'
+    uri = "untitled:Untitled-1"
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="policy", version=1, text=text)
+        )
+    )
+    (problem,) = await diagnostics_until(client, uri, lambda items: bool(items))
+    assert problem.code == "E203"
+    # The emoji is two UTF-16 code units: the range starts one unit after its column.
+    column = text.split("\n")[2].index("$.nme")
+    assert problem.range.start == lsp.Position(line=2, character=column + 1)
+    assert problem.data == {"suggestion": "$.name"}

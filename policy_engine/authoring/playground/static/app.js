@@ -52,8 +52,9 @@ function offsetOf(text, line, column) {
   const lines = text.split("\n");
   let offset = 0;
   for (let i = 0; i < Math.min(line - 1, lines.length); i++) offset += lines[i].length + 1;
-  const current = lines[Math.min(line - 1, lines.length - 1)] || "";
-  return offset + Math.min(column - 1, current.length);
+  // Columns count code points (as the checker does); JS strings index UTF-16 units.
+  const current = Array.from(lines[Math.min(line - 1, lines.length - 1)] || "");
+  return offset + current.slice(0, Math.max(column - 1, 0)).join("").length;
 }
 
 function renderEditor() {
