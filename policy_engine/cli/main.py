@@ -23,6 +23,12 @@ _COMMANDS = {
         "Compare two policy sets in structure and behaviour.",
     ),
     "analyze": ("policy_engine.cli.analyze", "analyze", "Find rules that cannot fire or matter."),
+    "lsp": ("policy_engine.cli.lsp", "lsp", "Run the language server for editors (stdio)."),
+    "playground": (
+        "policy_engine.cli.playground",
+        "playground",
+        "Serve a local page to try policies on payloads.",
+    ),
 }
 
 
