@@ -77,8 +77,7 @@ def test_unread_replies_stop_the_server_reading() -> None:
         writer.start()
         time.sleep(5)  # the server would read everything in this time if nothing held it
         assert writer.is_alive(), "the server read every request without answers being read"
-        print("WRITTEN", written, "RSS", (_rss_kib(process.pid) - baseline) / 1024)
-        assert written < COUNT // 4
+        assert written < 4000
         grown_mib = (_rss_kib(process.pid) - baseline) / 1024
         assert grown_mib < 40, f"server grew by {grown_mib:.0f} MiB with replies unread"
 
