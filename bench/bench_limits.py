@@ -124,6 +124,7 @@ def idle_connections(count: int, code: str | None, policies: str) -> dict[str, f
     command = [sys.executable, "-m", "policy_engine.cli.main", "serve", policies]
     process = subprocess.Popen(
         [*command, "--http", "127.0.0.1:0"],
+        cwd=code or str(REPO),  # `-m` imports from the working folder first
         env=_env(code),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
