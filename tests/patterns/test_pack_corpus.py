@@ -117,7 +117,10 @@ def test_scoring_counts_misses_false_positives_and_damage() -> None:
         {
             "p.policy": """
 mutator whole { on tools/call response redact $..text matching /key=[a-z0-9]+/ with "[SECRET:K]" }
-mutator value { on tools/call response redact $..text matching /pin (?P<value>[0-9]+)/ with "[REDACTED]" }
+mutator value {
+  on tools/call response
+  redact $..text matching /pin (?P<value>[0-9]+)/ with "[REDACTED]"
+}
 """
         }
     )
