@@ -5,8 +5,9 @@ Each ``## CODE: title`` section holds one ```` ```policy ```` example and one
 produce that code, and the text block must be exactly what ``render_text``
 prints for it. A ``<!-- example: KEY=VALUE ... -->`` line says how the example
 is fed: ``encoding=NAME`` saves it in that encoding, any other key is a
-``SourceLimits`` field (``max_nesting=3``), so limits show on small examples. After an intended change to a message, rewrite the text
-blocks and review the diff::
+``SourceLimits`` field (``max_nesting=3``), so limits show on small examples.
+After an intended change to a message, rewrite the text blocks and review the
+diff::
 
     POLICYC_UPDATE_CASES=1 pytest tests/language/test_diagnostics_doc.py
 """
