@@ -54,11 +54,6 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         """Record ``node`` one level deeper than the deepest of ``inner``; refuse too deep."""
         return self._record(node, meta, kind, 1 + max(map(self._depth_of, inner), default=0))
 
-    def _extended(self, node: _N, meta: Meta, left: Any, right: Any) -> _N:
-        """A flat `and`/`or` grown by one operand: as deep as before, or as ``right`` needs."""
-        depth = max(self._depth_of(left), 1 + self._depth_of(right))
-        return self._record(node, meta, "condition", depth)
-
     def _record(self, node: _N, meta: Meta, kind: str, depth: int) -> _N:
         if depth > self.max_nesting:
             raise AstBuildError(
@@ -372,22 +367,21 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
     # -- conditions ----------------------------------------------------------
 
     def or_(self, meta: Meta, children: list[Any]) -> ast.Or:
-        left, right = children
-        if isinstance(left, ast.Or):  # a chain of `or` is one flat node, one level
-            node = ast.Or((*left.operands, right), span=self._span(meta))
-            return self._extended(node, meta, left, right)
-        return self._nested(
-            ast.Or((left, right), span=self._span(meta)), meta, "condition", left, right
-        )
+        operands, depth = self._flat(ast.Or, children)
+        return self._record(ast.Or(operands, span=self._span(meta)), meta, "condition", depth)
 
     def and_(self, meta: Meta, children: list[Any]) -> ast.And:
-        left, right = children
-        if isinstance(left, ast.And):
-            node = ast.And((*left.operands, right), span=self._span(meta))
-            return self._extended(node, meta, left, right)
-        return self._nested(
-            ast.And((left, right), span=self._span(meta)), meta, "condition", left, right
-        )
+        operands, depth = self._flat(ast.And, children)
+        return self._record(ast.And(operands, span=self._span(meta)), meta, "condition", depth)
+
+    def _flat(self, kind: type, children: list[Any]) -> tuple[tuple[Any, ...], int]:
+        """A chain's operands, with a parenthesized chain of the same kind in front spliced in
+        (`(a and b) and c` is one `and`); and the depth of the node they make."""
+        first, *rest = children
+        depth = 1 + max(map(self._depth_of, rest))
+        if isinstance(first, kind):
+            return (*first.operands, *rest), max(self._depth_of(first), depth)  # type: ignore[attr-defined]
+        return tuple(children), max(depth, 1 + self._depth_of(first))
 
     def not_(self, meta: Meta, children: list[Any]) -> ast.Not:
         return self._nested(

@@ -16,7 +16,7 @@ DEFAULT_MAX_RULES = 10_000
 DEFAULT_MAX_NESTING = 100
 # Conditions, operands and literals are lowered and evaluated recursively, so
 # nesting cannot be raised past what Python's stack holds with room to spare.
-MAX_NESTING_CEILING = 200
+MAX_NESTING_CEILING = 150
 
 
 @dataclass(frozen=True)

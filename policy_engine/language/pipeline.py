@@ -23,7 +23,7 @@ from .lints import lint
 from .model import PolicySetModel
 from .parser import parse_source
 from .resolve import resolve
-from .sources import SourceInput, decode_sources, read_sources
+from .sources import WIDE_BOMS, SourceInput, decode_sources, read_sources
 
 Stage = Literal["parse", "resolve", "check", "lint"]
 STAGES: tuple[Stage, ...] = ("parse", "resolve", "check", "lint")
@@ -80,8 +80,14 @@ def check_sources(
     for name, text in sources.items():
         cache.add(name, text)
     for name, raw in given.items():
-        if isinstance(raw, bytes) and name not in sources and len(raw) <= limits.max_file_bytes:
-            cache.add(name, raw.decode("utf-8", "replace"))  # to quote where decoding failed
+        # Quote the line where UTF-8 decoding failed; UTF-16/32 text would quote as noise.
+        if (
+            isinstance(raw, bytes)
+            and name not in sources
+            and len(raw) <= limits.max_file_bytes
+            and not raw.startswith(WIDE_BOMS)
+        ):
+            cache.add(name, raw.decode("utf-8", "replace"))
     timings: dict[str, float] = {}
 
     def run(stage: str, action: Callable[[], None]) -> None:

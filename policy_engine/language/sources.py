@@ -27,6 +27,8 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "UTF-16"),
 )
 
+WIDE_BOMS = tuple(bom for bom, _ in _BOMS)
+
 
 def read_sources(paths: Sequence[Path], limits: SourceLimits) -> dict[str, SourceInput]:
     found: dict[str, SourceInput] = {}
