@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Iterator
 from typing import Any
 
-from ..wire.constants import INT32_MAX, INT32_MIN, Mode, Phase
+from ..wire.constants import INT32_MAX, INT32_MIN, MODE_ALIASES, Mode, Phase
 from . import ast
 from .builtin_patterns import BUILTIN_PATTERNS
 from .diagnostics import Diagnostic, Severity, Span
@@ -220,7 +220,7 @@ def _resolve_interceptor(
             elif isinstance(statement, ast.Version):
                 version = statement.text
             elif isinstance(statement, ast.ModeSetting):
-                mode = "active" if statement.mode == "enforce" else statement.mode
+                mode = MODE_ALIASES.get(statement.mode, statement.mode)
             elif isinstance(statement, ast.FailSetting):
                 fail_open = statement.open
             else:
