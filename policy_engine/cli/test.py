@@ -29,7 +29,7 @@ def _render(report: TestReport, verbose: bool) -> list[str]:
 
 
 def _render_coverage(report: TestReport) -> list[str]:
-    lines = ["", "rule coverage (rules that fired in at least one test):"]
+    lines = ["", "rule coverage (rules a test made fire, or expected not to):"]
     for file in sorted(report.coverage.rules):
         hit, total = report.coverage.file_ratio(file)
         missed = report.coverage.missed_lines(file)

@@ -128,7 +128,10 @@ def check_sources(
             diagnostics.extend(check_rule_shapes(interceptor))
             diagnostics.extend(check_interceptor_paths(interceptor))
         names = {i.name for i in model.interceptors}
-        diagnostics.extend(check_tests(model.files, names, declared))
+        codes = frozenset(
+            code for i in model.interceptors for r in i.rules if (code := getattr(r, "code", None))
+        )
+        diagnostics.extend(check_tests(model.files, names, declared, codes))
 
     def do_lint() -> None:
         diagnostics.extend(lint(model_box[0]))
