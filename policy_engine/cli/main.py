@@ -16,6 +16,16 @@ _COMMANDS = {
     "eval": ("policy_engine.cli.eval", "eval_command", "Run one message through the chain."),
     "test": ("policy_engine.cli.test", "test", "Run the test blocks of a policy set."),
     "serve": ("policy_engine.cli.serve", "serve", "Serve policies as an MCP interceptor server."),
+    "conformance": (
+        "policy_engine.cli.conformance",
+        "conformance",
+        "Run the SEP-2624 conformance fixtures against a server.",
+    ),
+    "conformance-adapter": (
+        "policy_engine.cli.conformance",
+        "conformance_adapter",
+        "Serve one fixture's interceptors (the reference adapter).",
+    ),
 }
 
 
