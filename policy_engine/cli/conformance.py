@@ -1,20 +1,16 @@
-"""`policyc conformance` (the SEP-2624 suite against a server) and `policyc conformance-adapter`.
+"""`policyc conformance`: the SEP-2624 fixtures against an interceptor server.
 
 Without `--server` the suite runs against policyc itself: the reference
-adapter, started once per fixture, serves the fixture's interceptors the way
-`policyc serve` serves policies. docs/conformance.md has the contract that
-another SDK's adapter follows.
+adapter (`policyc conformance-adapter`), started once per fixture, serves the
+fixture's interceptors the way `policyc serve` serves policies.
+docs/conformance.md has the contract that another SDK's adapter follows.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
-import os
 import shlex
 import sys
-from pathlib import Path
 
 import anyio
 import click
@@ -24,7 +20,6 @@ from ..conformance.runner import ServerTarget, run_suite
 from ..conformance.suite import SuiteError, load_suite
 from .exit_codes import ExitCode
 from .inputs import fail
-from .serve import parse_listen
 
 # The default server: this interpreter running our own adapter, once per fixture.
 _ADAPTER = (sys.executable, "-m", "policy_engine.cli.main", "conformance-adapter")
@@ -138,44 +133,3 @@ def _target(server: str | None, url: str | None, over_http: bool) -> ServerTarge
     if not command:
         fail("--server is empty")
     return ServerTarget(command, url=url)
-
-
-@click.command("conformance-adapter")
-@click.option(
-    "--interceptors",
-    "interceptors_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The fixture's interceptors file (default: the path in $MCP_CONFORMANCE_INTERCEPTORS).",
-)
-@click.option("--http", "listen", help="Serve streamable HTTP on HOST:PORT instead of stdio.")
-def conformance_adapter(interceptors_file: Path | None, listen: str | None) -> None:
-    """Serve one fixture's interceptors, bound to policyc's behaviours (the reference adapter)."""
-    from ..conformance.adapter import AdapterError, Unsupported, bind, read_interceptors
-    from ..conformance.contract import INTERCEPTORS_ENV, UNSUPPORTED_EXIT, UNSUPPORTED_MARKER
-    from ..server import serve_http, serve_stdio, static_source
-
-    if interceptors_file is None:
-        from_env = os.environ.get(INTERCEPTORS_ENV)
-        if not from_env:
-            fail(f"no interceptors file: pass --interceptors or set ${INTERCEPTORS_ENV}")
-        interceptors_file = Path(from_env)
-    try:
-        provider = bind(read_interceptors(interceptors_file))
-    except Unsupported as exc:
-        click.echo(f"{UNSUPPORTED_MARKER} {exc}", err=True)
-        sys.exit(UNSUPPORTED_EXIT)
-    except AdapterError as exc:
-        fail(str(exc))
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="policyc: %(message)s")
-    source = static_source(provider)
-
-    async def run() -> None:
-        if listen is None:
-            await serve_stdio(source)
-        else:
-            host, port = parse_listen(listen)
-            await serve_http(source, host=host, port=port)
-
-    with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(run)
-    sys.exit(ExitCode.SUCCESS)

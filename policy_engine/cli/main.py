@@ -22,7 +22,7 @@ _COMMANDS = {
         "Run the SEP-2624 conformance fixtures against a server.",
     ),
     "conformance-adapter": (
-        "policy_engine.cli.conformance",
+        "policy_engine.cli.conformance_adapter",
         "conformance_adapter",
         "Serve one fixture's interceptors (the reference adapter).",
     ),

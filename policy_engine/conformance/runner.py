@@ -272,10 +272,14 @@ def _server_down(fixture: Fixture, why: str, errlog: TextIO) -> FixtureResult:
 
 
 def _stderr_note(errlog: TextIO) -> str:
+    """The last lines of the server's stderr (where a traceback says what went wrong), joined."""
     errlog.flush()
     errlog.seek(0)
-    tail = errlog.read()[-_STDERR_TAIL:].strip()
-    return f"; its stderr ends: {tail}" if tail else ""
+    lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+    tail: list[str] = []
+    while lines and sum(len(line) + 3 for line in tail) + len(lines[-1]) <= _STDERR_TAIL:
+        tail.insert(0, lines.pop())
+    return f"; its stderr ends: {' | '.join(tail)}" if tail else ""
 
 
 def _reason(err: InterceptorError) -> str:
