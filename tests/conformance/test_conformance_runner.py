@@ -165,3 +165,13 @@ def test_adapter_without_an_interceptors_file_is_a_usage_error() -> None:
     )
     assert done.returncode == 2
     assert "pass --interceptors or set $MCP_CONFORMANCE_INTERCEPTORS" in done.stderr
+
+
+def test_the_results_table_in_the_docs_is_the_expected_one() -> None:
+    page = (REPO / "docs" / "conformance.md").read_text(encoding="utf-8")
+    rows = [line.split("|") for line in page.splitlines() if line.startswith("| `protocol/")]
+    rows += [line.split("|") for line in page.splitlines() if line.startswith("| `behavior/")]
+    documented = {cells[1].strip().strip("`"): cells[3].strip() for cells in rows}
+    assert documented == {fixture_id: want["status"] for fixture_id, want in EXPECTED.items()}
+    passed = sum(1 for want in EXPECTED.values() if want["status"] == "pass")
+    assert f"**{passed} of 24 fixtures pass ({round(passed * 100 / 24, 1)}%)**" in page
