@@ -42,6 +42,13 @@ class FixtureResult:
     def passed(self) -> bool:
         return self.status == "pass"
 
+    @property
+    def step_rate(self) -> str:
+        """Steps passed over steps run, or ``-`` when the server never ran any."""
+        if not self.steps:
+            return "-"
+        return f"{sum(step.passed for step in self.steps)}/{len(self.steps)}"
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "id": self.id,
@@ -110,10 +117,13 @@ class Report:
 
     def to_text(self) -> str:
         lines = [f"{self.suite} {self.version} against {self.server}", ""]
-        width = max((len(r.id) for r in self.fixtures), default=0)
+        width = max((len(r.id) for r in self.fixtures), default=len("fixture"))
+        lines.append(f"  {'status':<11} {'fixture':<{width}}  {'steps':>5}  requirement")
         for result in self.fixtures:
             status = result.status.upper()
-            lines.append(f"  {status:<11} {result.id:<{width}}  {result.requirement}")
+            lines.append(
+                f"  {status:<11} {result.id:<{width}}  {result.step_rate:>5}  {result.requirement}"
+            )
             if result.reason:
                 lines.append(f"              {result.reason}")
             for step in result.steps:

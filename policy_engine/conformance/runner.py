@@ -130,6 +130,9 @@ async def run_fixture(
                 result = FixtureResult(fixture.id, fixture.requirement, "error", reason=reason)
             except _ServerDown as down:
                 result = _server_down(fixture, str(down), errlog)
+            except Exception as exc:  # a runner bug must not hide the other fixtures' results
+                reason = clip(f"the runner failed on this fixture: {type(exc).__name__}: {exc}")
+                result = FixtureResult(fixture.id, fixture.requirement, "error", reason=reason)
     elapsed = (time.perf_counter() - started) * 1000
     return FixtureResult(
         result.id, result.requirement, result.status, result.steps, result.reason, elapsed
