@@ -9,7 +9,7 @@ steps; ``jcs`` is RFC 8785 canonical JSON; ``checks`` compares an answer with
 a step's expectation; ``runner`` starts a server per fixture and runs the
 steps; ``report`` tallies and renders; ``contract`` names what the runner
 hands a server; ``adapter`` binds the named behaviours for policyc's own
-reference adapter. Only ``runner`` and ``adapter`` import the SDK layers.
+reference adapter. Only ``runner`` reaches the MCP SDK (through the chain).
 """
 
 from __future__ import annotations
