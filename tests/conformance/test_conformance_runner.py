@@ -1,15 +1,17 @@
 """`policyc conformance` end to end: real CLI processes starting real servers per fixture.
 
-Against policyc's own adapter (stdio and streamable HTTP), against a second,
-independent implementation (the server tests' in-code providers, started
-with `--server` and the `{interceptors}` placeholder), and against a server
-that ignores its fixture, which must fail.
+Against policyc's own adapter (stdio and streamable HTTP), against two
+independent implementations (an adapter written with the official TypeScript
+MCP SDK, and the server tests' in-code Python providers started through the
+`{interceptors}` placeholder), and against a server that ignores its
+fixture, which must fail.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -79,12 +81,33 @@ def test_each_step_kind_passes_over_streamable_http() -> None:
     assert done.returncode == 0
 
 
-def test_a_second_implementation_through_the_interceptors_placeholder() -> None:
+def test_an_adapter_written_with_the_typescript_sdk() -> None:
+    node = shutil.which("node")
+    assert node is not None, "Node.js is required, as for the TypeScript interop tests"
+    done = policyc(
+        "conformance", "--server", f"{node} {HERE / 'ts_adapter.mjs'}", "--format", "json"
+    )
+    report = report_of(done)
+    guard = {f for f, want in EXPECTED.items() if want["status"] == "unsupported"}
+    assert {f["id"]: f["status"] for f in report["fixtures"]} == {
+        fixture_id: "unsupported" if fixture_id in guard else "pass" for fixture_id in EXPECTED
+    }
+    for fixture in report["fixtures"]:
+        if fixture["id"] in guard:
+            assert fixture["reason"] == "no binding for behaviour `cross-boundary-guard`"
+    assert report["summary"]["passed"] == 17
+    assert done.returncode == 1
+
+
+def test_a_python_implementation_through_the_interceptors_placeholder() -> None:
     server = f"{SECOND_SERVER} --specs {{interceptors}}"
-    done = policyc("conformance", "--server", server, "--fixture", "protocol/", "--format", "json")
+    picks = ("--fixture", "protocol/list-", "--fixture", "protocol/invoke-")
+    done = policyc("conformance", "--server", server, *picks, "--format", "json")
     report = report_of(done)
     assert {f["id"]: f["status"] for f in report["fixtures"]} == {
-        fixture_id: "pass" for fixture_id in EXPECTED if fixture_id.startswith("protocol/")
+        fixture_id: "pass"
+        for fixture_id in EXPECTED
+        if fixture_id.startswith(("protocol/list-", "protocol/invoke-"))
     }
     assert done.returncode == 0
 
