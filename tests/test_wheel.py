@@ -36,6 +36,8 @@ def test_wheel_ships_the_grammar_and_runs_from_elsewhere(tmp_path: Path) -> None
     assert "policy_engine/policies/secrets.policy" in names
     assert "policy_engine/conformance/suite/manifest.json" in names
     assert "policy_engine/conformance/behaviors/deny-all.policy" in names
+    for asset in ("index.html", "app.js", "style.css", "examples.json", "example.policy"):
+        assert f"policy_engine/authoring/playground/static/{asset}" in names
 
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
