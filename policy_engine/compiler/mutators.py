@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..language import ast
 from ..language.path_syntax import format_location
@@ -356,17 +356,34 @@ def _json_equal_fast(a: Any, b: Any) -> bool:
     return a is b or (type(a) is type(b) and a == b)
 
 
+class RuleGroup(Protocol):
+    """Rules run as a unit (see rewrite_groups.py): each changing member and its count."""
+
+    def apply(
+        self, ctx: EvalContext, pattern_counts: Counts, events: list[RuleEvent] | None
+    ) -> list[tuple[CompiledMutation, int]]: ...
+
+
 def run_mutator(
     name: str,
     mutations: list[CompiledMutation],
     ctx: EvalContext,
     trace: Trace | None,
     started: float,
+    plan: list[CompiledMutation | RuleGroup] | None = None,
 ) -> MutationResult:
+    """Apply the rules in order; ``plan`` (the same rules, some grouped) when not tracing."""
     original = ctx.payload
     info_rules: Counts = {}
     info_patterns: Counts = {}
-    for mutation in mutations:
+    steps: list[CompiledMutation | RuleGroup] = (
+        plan if plan is not None and trace is None else list(mutations)
+    )
+    for mutation in steps:
+        if not isinstance(mutation, CompiledMutation):
+            for member, count in mutation.apply(ctx, info_patterns, None):
+                info_rules[member.ref.code] = info_rules.get(member.ref.code, 0) + count
+            continue
         if trace is not None:
             trace.evaluated.append(mutation.ref)
         if not mutation.applies(ctx):

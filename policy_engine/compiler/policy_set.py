@@ -39,7 +39,8 @@ from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
 from .jsonpath import PayloadTooDeep
 from .match_groups import build_match_groups
-from .mutators import CompiledMutation, compile_mutation, run_mutator
+from .mutators import CompiledMutation, RuleGroup, compile_mutation, run_mutator
+from .rewrite_groups import group_rewrites
 from .trace import RuleRef, Trace
 from .validators import CompiledCheck, compile_check, run_validator
 
@@ -71,6 +72,8 @@ class CompiledInterceptor:
     resolved: ResolvedInterceptor
     checks: list[CompiledCheck] = field(default_factory=list)
     mutations: list[CompiledMutation] = field(default_factory=list)
+    # The mutations as run (untraced): `matching` rules on one path grouped.
+    plan: list[CompiledMutation | RuleGroup] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -94,6 +97,7 @@ def compile_interceptor(resolved: ResolvedInterceptor, env: CompileEnv) -> Compi
             compiled.checks.append(compile_check(rule, ref, env))
         else:
             compiled.mutations.append(compile_mutation(rule, ref, env))  # type: ignore[arg-type]
+    compiled.plan = list(group_rewrites(compiled.mutations))
     return compiled
 
 
@@ -227,7 +231,7 @@ class PolicySet:
         try:
             if interceptor.resolved.is_validator:
                 return run_validator(name, interceptor.checks, ctx, trace, started)
-            return run_mutator(name, interceptor.mutations, ctx, trace, started)
+            return run_mutator(name, interceptor.mutations, ctx, trace, started, interceptor.plan)
         except InterceptorError:
             raise
         except (PayloadTooDeep, RecursionError) as exc:
