@@ -20,6 +20,8 @@ ALLOWED = {
     "chain": {"wire", "chain", "__init__"},
     "testing": {"wire", "language", "compiler", "chain", "testing", "__init__"},
     "server": {"wire", "server", "__init__"},
+    # Editor and browser front ends over the checker and the in-process chain.
+    "authoring": {"wire", "language", "compiler", "chain", "testing", "authoring", "__init__"},
     # The suite's data and, on top of everything, its runner.
     "conformance": {
         "wire",
@@ -39,6 +41,7 @@ ALLOWED = {
         "testing",
         "server",
         "conformance",
+        "authoring",
         "cli",
         "__init__",
     },

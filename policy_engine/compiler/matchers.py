@@ -2,9 +2,16 @@
 
 All patterns of one rule are joined into a single alternation with one named
 group each, so a value is scanned once however many patterns a rule lists;
-the group that took part tells which pattern hit, and only those candidates
-pay for a check such as Luhn. RE2's default memory budget is raised so large
+`lastgroup` tells which pattern hit, and only those candidates pay for a
+check such as Luhn. RE2's default memory budget is raised so large
 alternations stay on its fast DFA path instead of falling back.
+
+A pattern may mark the part of its match that is the sensitive value with a
+group named `value` (`api_key=(?P<value>...)`): the hit, its check and any
+replacement then cover that group only, so the label and the context the
+regex needed around it survive. A match whose value group is empty or took no
+part is no hit; a branch without the group thus skips text (RE2 has no
+lookbehind: `version 1.2.3.4` can be consumed and passed over this way).
 
 Many strings are scanned as one text (`TextMatcher.hits_many`): the RE2
 wrapper costs about a microsecond per call and several per match on `str`,
@@ -119,12 +126,14 @@ def _spans(binding: Any, data: bytes) -> Iterator[Any]:
 
 
 def context_free(regex: str) -> bool:
-    """Whether the regex matches inside a string as it does inside a newline-joined text.
+    """Whether the regex, in line mode, matches inside a newline-joined text as alone.
 
-    Start and end anchors (`^`, `$`, `\\A`, `\\z` outside a character class)
-    mean the ends of the text, which joining moves; `\\b`, `\\B` and `(?m)`
-    anchors treat a newline as they treat the ends of a string. Errs towards
-    False: an escaped `\\^` or `\\$` counts as an anchor too.
+    Batches hold strings without a newline and scan with `(?m)`, so `^` and
+    `$` meet at the ends of each string as they do on the string alone;
+    `\\b` and `\\B` see the newline as they see the ends. `\\A` and `\\z`
+    (outside a character class) still mean the ends of the whole text, and a
+    flag group that turns `m` off undoes line mode: those patterns are never
+    batched. Errs towards False (an escaped `\\A` in a class counts too).
     """
     in_class = False
     i = 0
@@ -132,7 +141,7 @@ def context_free(regex: str) -> bool:
     while i < n:
         char = regex[i]
         if char == "\\":
-            if i + 1 < n and regex[i + 1] in "Az^$" and not in_class:
+            if i + 1 < n and regex[i + 1] in "Az" and not in_class:
                 return False
             i += 2
             continue
@@ -146,10 +155,31 @@ def context_free(regex: str) -> bool:
                 i += 1
             if regex.startswith("]", i + 1):
                 i += 1
-        elif char in "^$":
-            return False
+        elif char == "(" and regex.startswith("(?", i):
+            flags = regex[i + 2 : i + 2 + len(regex)]
+            end = min((k for k in (flags.find(":"), flags.find(")")) if k >= 0), default=-1)
+            if end >= 0 and "-" in flags[:end] and "m" in flags[flags.index("-") : end]:
+                return False
         i += 1
     return True
+
+
+def line_mode(regex: str) -> str:
+    return f"(?m:{regex})"
+
+
+VALUE_GROUP = "value"
+
+
+def value_group(regex: str) -> int:
+    """The index of the pattern's `value` group, 0 (the whole match) without one."""
+    return int(re2.compile(regex, re2_options()).groupindex.get(VALUE_GROUP, 0))
+
+
+def _value_span(match: Any, group: int) -> tuple[int, int]:
+    """The hit's span: the value group's, (-1, -1) when that group took no part."""
+    span: tuple[int, int] = match.span(group)
+    return span
 
 
 def _alternation(specs: Sequence[PatternSpec]) -> re2._Regexp[str] | None:
@@ -173,7 +203,12 @@ class TextMatcher:
 
     def __init__(self, specs: Sequence[PatternSpec]) -> None:
         self.specs = list(specs)
-        plain = [i for i, spec in enumerate(self.specs) if spec.check is None]
+        # A value group skips matches like a failed check does, so such a
+        # pattern gets a pass of its own and never hides another one's hit.
+        self._value = [value_group(spec.regex) for spec in self.specs]
+        plain = [
+            i for i, spec in enumerate(self.specs) if spec.check is None and not self._value[i]
+        ]
         # A user's own group named like ours would confuse `lastgroup`: such a
         # pattern gets a pass of its own instead.
         joinable = [i for i in plain if f"(?P<{_GROUP}" not in self.specs[i].regex]
@@ -188,63 +223,90 @@ class TextMatcher:
         self._batchable = self._any is not None and all(
             context_free(spec.regex) for spec in self.specs
         )
-        if self._joined is not None:
-            groups = self._joined.groupindex
-            self._joined_groups = [groups[f"{_GROUP}{k}"] for k in range(len(joinable))]
+        if self._batchable:
+            lines = [PatternSpec(s.label, line_mode(s.regex), s.check) for s in self.specs]
+            self._line_any = _alternation(lines)
+            self._line_joined = _alternation([lines[i] for i in joinable])
+            self._line_alone = [
+                (i, re2.compile(lines[i].regex, re2_options())) for i, _ in self._alone
+            ]
+            if self._line_joined is not None:
+                groups = self._line_joined.groupindex
+                self._joined_groups = [groups[f"{_GROUP}{k}"] for k in range(len(joinable))]
 
     def hits_many(self, texts: Sequence[str]) -> list[list[Hit]]:
-        """The hits of each text, exactly as `hits` finds them, from one scan of all."""
+        """The hits of each text, exactly as `hits` finds them, from one scan of most.
+
+        Strings without a newline are joined with one and scanned together in
+        line mode; a string holding a newline, and every string a match runs
+        into or out of, is scanned on its own instead.
+        """
         if not texts:
             return []
-        if not self._batchable or self._any is None:
-            return [list(self.hits(text)) for text in texts]
         cleaned = [matchable(text) for text in texts]
-        joined = _SEPARATOR.join(cleaned)
+        out: list[list[Hit]] = [[] for _ in texts]
+        batch = [k for k, text in enumerate(cleaned) if _SEPARATOR not in text]
+        alone = set(range(len(texts)))
+        if self._batchable and batch:
+            alone -= set(batch)
+            alone |= self._scan_batch([cleaned[k] for k in batch], batch, out)
+        for k in sorted(alone):
+            out[k] = list(self.hits(texts[k]))
+        return out
+
+    def _scan_batch(self, texts: list[str], where: list[int], out: list[list[Hit]]) -> set[int]:
+        """Fill ``out`` for the joined ``texts``; the positions that need a scan alone."""
+        joined = _SEPARATOR.join(texts)
         data = joined.encode("utf-8")
         if len(data) == len(joined):
-            lengths = [len(text) for text in cleaned]
+            lengths = [len(text) for text in texts]
         else:
-            lengths = [len(text.encode("utf-8")) for text in cleaned]
+            lengths = [len(text.encode("utf-8")) for text in texts]
         starts = []
         offset = 0
         for length in lengths:
             starts.append(offset)
             offset += length + 1
-        none: list[list[Hit]] = [[] for _ in texts]
-        if _binding(self._any).Match(_UNANCHORED, data, 0, len(data))[0][1] < 0:
-            return none
-        found = self._candidates(data, starts, lengths)
-        if found is None:
-            return [list(self.hits(text)) for text in texts]
+        assert self._line_any is not None
+        if _binding(self._line_any).Match(_UNANCHORED, data, 0, len(data))[0][1] < 0:
+            return set()
+        found, dirty = self._candidates(data, starts, lengths)
         last_end = 0
         for start, index, end, segment in sorted(found):
-            if start < last_end:
+            if start < last_end or segment in dirty:
                 continue
             last_end = end
             base = starts[segment]
-            none[segment].append(Hit(start - base, end - base, self.specs[index].label))
+            out[where[segment]].append(Hit(start - base, end - base, self.specs[index].label))
         if len(data) != len(joined):
-            for segment, hits in enumerate(none):
-                if hits and lengths[segment] != len(cleaned[segment]):
-                    none[segment] = _char_offsets(cleaned[segment], hits)
-        return none
+            for segment, text in enumerate(texts):
+                hits = out[where[segment]]
+                if hits and lengths[segment] != len(text):
+                    out[where[segment]] = _char_offsets(text, hits)
+        return {where[segment] for segment in dirty}
 
     def _candidates(
         self, data: bytes, starts: list[int], lengths: list[int]
-    ) -> list[tuple[int, int, int, int]] | None:
-        """(start, pattern, end, segment) of every candidate; None if a match crosses."""
+    ) -> tuple[list[tuple[int, int, int, int]], set[int]]:
+        """(start, pattern, end, segment) of every candidate, and the segments a
+        match ran into or out of (their candidates are not to be trusted)."""
         found: list[tuple[int, int, int, int]] = []
+        dirty: set[int] = set()
 
-        def segment_of(start: int, end: int) -> int | None:
-            """The string holding the match, -1 for a separator alone, None if it crosses."""
+        def segment_of(start: int, end: int) -> int:
+            """The string holding the match, or -1 (a separator alone, or a crossing)."""
             segment = bisect_right(starts, start) - 1
             limit = starts[segment] + lengths[segment]
             if end <= limit:
                 return segment
-            return -1 if start >= limit and end <= limit + 1 else None
+            if start >= limit and end <= limit + 1:
+                return -1
+            first = segment if start < limit else segment + 1
+            dirty.update(range(first, bisect_right(starts, end - 1)))
+            return -1
 
-        if self._joined is not None:
-            binding = _binding(self._joined)
+        if self._line_joined is not None:
+            binding = _binding(self._line_joined)
             groups = self._joined_groups
             index_of = self._joined_index
             for spans in _spans(binding, data):
@@ -252,26 +314,26 @@ class TextMatcher:
                 if start == end:
                     continue
                 segment = segment_of(start, end)
-                if segment is None:
-                    return None
                 if segment < 0:
                     continue
                 for k, group in enumerate(groups):
                     if spans[group][0] >= 0:
                         found.append((start, index_of[k], end, segment))
                         break
-        for index, regex in self._alone:
+        for index, regex in self._line_alone:
             check = self.specs[index].check
+            group = self._value[index]
             for spans in _spans(_binding(regex), data):
                 start, end = spans[0]
                 if start == end:
                     continue
                 segment = segment_of(start, end)
-                if segment is None:
-                    return None
-                if segment >= 0 and (check is None or check(data[start:end].decode("utf-8"))):
+                start, end = spans[group]
+                if segment < 0 or start == end:
+                    continue
+                if check is None or check(data[start:end].decode("utf-8")):
                     found.append((start, index, end, segment))
-        return found
+        return found, dirty
 
     def _joined_hits(self, text: str) -> list[tuple[int, int, int]]:
         hits: list[tuple[int, int, int]] = []
@@ -286,13 +348,13 @@ class TextMatcher:
 
     def _alone_hits(
         self, index: int, regex: re2._Regexp[str], text: str
-    ) -> list[tuple[int, int, int]]:
+    ) -> Iterator[tuple[int, int, int]]:
         check = self.specs[index].check
-        return [
-            (m.start(), index, m.end())
-            for m in regex.finditer(text)
-            if m.start() != m.end() and (check is None or check(m.group()))
-        ]
+        group = self._value[index]
+        for match in regex.finditer(text):
+            start, end = _value_span(match, group)
+            if start != end and (check is None or check(text[start:end])):
+                yield (start, index, end)
 
     def hits(self, text: str) -> Iterator[Hit]:
         text = matchable(text)
@@ -318,12 +380,10 @@ class TextMatcher:
             return False
         if self._joined is not None and self._joined.search(text) is not None:
             return True
-        for index, regex in self._alone:
-            check = self.specs[index].check
-            for match in regex.finditer(text):
-                if match.start() != match.end() and (check is None or check(match.group())):
-                    return True
-        return False
+        return any(
+            next(self._alone_hits(index, regex, text), None) is not None
+            for index, regex in self._alone
+        )
 
 
 def _char_offsets(text: str, hits: list[Hit]) -> list[Hit]:

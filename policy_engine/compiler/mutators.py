@@ -128,9 +128,15 @@ def strings_in(values: Iterable[Any]) -> list[str]:
 
 
 def substitute(
-    text: str, hits: Iterable[Hit], make: Callable[[str, str], str], counts: Counts
+    text: str,
+    hits: TextMatcher | Iterable[Hit],
+    make: Callable[[str, str], str],
+    counts: Counts,
 ) -> str:
-    """Rebuild ``text`` with every hit replaced by ``make(matched_text, label)``."""
+    """Rebuild ``text`` with every hit (found by ``hits`` if a matcher) replaced by
+    ``make(matched_text, label)``."""
+    if isinstance(hits, TextMatcher):
+        hits = hits.hits(text)
     pieces: list[str] = []
     last = 0
     for hit in hits:

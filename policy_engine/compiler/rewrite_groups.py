@@ -6,7 +6,9 @@ of all its patterns which of them occur at all; only the rules whose
 patterns occur run, in source order, exactly as they would alone. A rule that
 changes a string can create or destroy matches for the rules after it, so
 the Set is asked again over the new strings after every rule that changed
-something. Anchored patterns (which joining could hide) always run; a Set
+something. The Set runs in line mode, so `^` and `$` still meet every
+string's ends (a newline inside a string can only add candidates); patterns
+anchored to the whole text (`\\A`, `\\z`) always run; a Set
 that reports nothing although the patterns' alternation matches (its DFA out
 of memory) makes every rule run, so a memory limit can never skip a rule.
 """
@@ -20,7 +22,7 @@ import re2
 
 from .conditions import EvalContext
 from .match_groups import MAX_SET_SIZE
-from .matchers import context_free, matchable, re2_options
+from .matchers import context_free, line_mode, matchable, re2_options
 from .mutators import CompiledMutation, Counts, strings_in
 from .trace import RuleEvent
 
@@ -40,7 +42,7 @@ class RewriteGroup:
             assert member.rewrite is not None
             for spec in member.rewrite.matcher.specs:
                 if context_free(spec.regex):
-                    regexes.append(spec.regex)
+                    regexes.append(line_mode(spec.regex))
                     owners.append(position)
                 else:
                     self._always.add(position)
