@@ -74,8 +74,12 @@ def check_bounds(payload: Any, limits: Limits, interceptor: str) -> int:
                     budget -= len(item) + 2
                 elif kind is dict or kind is list:
                     push((item, below))
-                elif kind is int or kind is float or kind is bool or item is None:
+                elif kind is int or kind is bool or item is None:
                     budget -= 5
+                elif kind is float:
+                    budget -= 5
+                    if not isfinite(item):
+                        raise non_finite(interceptor, "payload", payload)
                 else:
                     push((item, below))
         elif isinstance(value, str):
