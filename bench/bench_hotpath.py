@@ -77,8 +77,9 @@ def _json_len(payload: Any) -> int:
 
 
 class HotPath:
-    def __init__(self, budget_s: float) -> None:
+    def __init__(self, budget_s: float, policies: Path = POLICIES) -> None:
         self.budget_s = budget_s
+        self.policies = policies
         self.results: dict[str, Any] = {}
 
     def _measure(self, cases: dict[str, Callable[[], object]]) -> dict[str, Any]:
@@ -87,7 +88,7 @@ class HotPath:
     # -- shipped ----------------------------------------------------------------
 
     def shipped(self) -> None:
-        policy = compile_policies([POLICIES])
+        policy = compile_policies([self.policies])
         print("## The shipped set on a tools/call request (fresh payload per call)\n")
         request = tools_call_request(10_000)
         fresh = FreshPayloads(request, pool_size(_json_len(request)))
@@ -208,6 +209,11 @@ class HotPath:
         self.results["redact_rules"] = out
 
 
+def _check(name: str) -> Any:
+    check = BUILTIN_PATTERNS[name].check
+    return CANDIDATE_CHECKS[check] if check else None
+
+
 def _mutator(rules: str) -> str:
     return f'mutator terms "Code names" {{\n  on tools/call request\n{rules}\n}}\n'
 
@@ -216,37 +222,48 @@ class HandRedactor:
     """What one ``redact ... matching`` rule does, written directly against re2.
 
     Unchecked patterns share one alternation with a named group each; every
-    checked pattern gets a pass of its own (a failing candidate must not hide
-    another pattern's match); hits merge leftmost first, earlier pattern first.
+    checked pattern, and every one with a ``value`` group, gets a pass of its
+    own (a skipped candidate must not hide another pattern's match); hits
+    merge leftmost first, earlier pattern first. One call per string, through
+    re2's public API, as a developer would write it.
     """
 
     def __init__(self, names: list[str]) -> None:
         options = re2.Options()
         options.max_mem = 64 << 20
         self.names = names
-        plain = [i for i, n in enumerate(names) if BUILTIN_PATTERNS[n].check is None]
-        body = "|".join(f"(?P<p{i}>{BUILTIN_PATTERNS[names[i]].source})" for i in plain)
-        self.joined = re2.compile(body, options)
-        self.checked = [
-            (
-                i,
-                re2.compile(BUILTIN_PATTERNS[n].source, options),
-                CANDIDATE_CHECKS[BUILTIN_PATTERNS[n].check or ""],
-            )
-            for i, n in enumerate(names)
-            if BUILTIN_PATTERNS[n].check is not None
+        sources = [BUILTIN_PATTERNS[n].source for n in names]
+        values = [re2.compile(src, options).groupindex.get("value", 0) for src in sources]
+        plain = [
+            i for i, n in enumerate(names) if BUILTIN_PATTERNS[n].check is None and not values[i]
+        ]
+        self.plain = plain
+        self.joined = re2.compile("|".join(f"(?P<p{i}>{sources[i]})" for i in plain), options)
+        # Checked patterns and those with a value group: a pass each, the
+        # value group (or the whole match) being the hit.
+        self.alone = [
+            (i, re2.compile(sources[i], options), values[i], _check(names[i]))
+            for i in range(len(names))
+            if i not in plain
         ]
 
     def text(self, text: str, counts: dict[str, int]) -> str:
-        hits = [(m.start(), int(m.lastgroup[1:]), m.end()) for m in self.joined.finditer(text)]
-        for i, regex, check in self.checked:
-            hits += [(m.start(), i, m.end()) for m in regex.finditer(text) if check(m.group())]
+        hits = [
+            (m.start(), int(m.lastgroup[1:]), m.end())
+            for m in self.joined.finditer(text)
+            if m.start() != m.end()
+        ]
+        for i, regex, group, check in self.alone:
+            for m in regex.finditer(text):
+                start, end = m.span(group)
+                if start != end and (check is None or check(text[start:end])):
+                    hits.append((start, i, end))
         if not hits:
             return text
         pieces = []
         last = 0
         for start, i, end in sorted(hits):
-            if start < last or start == end:
+            if start < last:
                 continue
             name = self.names[i]
             pieces += [text[last:start], f"[REDACTED:{name}]"]
@@ -272,6 +289,7 @@ def main() -> None:
     options.add_argument("--quick", action="store_true", help="shorter time budget per figure")
     options.add_argument("--json", help="where to write the results (default bench/results/)")
     options.add_argument("--only", help=f"comma-separated sections of {','.join(SECTIONS)}")
+    options.add_argument("--policies", default=str(POLICIES), help="the set `shipped` runs")
     args = options.parse_args()
     chosen = args.only.split(",") if args.only else list(SECTIONS)
     unknown = set(chosen) - set(SECTIONS)
@@ -279,7 +297,7 @@ def main() -> None:
         sys.exit(f"unknown section(s): {', '.join(sorted(unknown))}")
     info = machine()
     print_machine(info)
-    bench = HotPath(budget_s=0.3 if args.quick else 1.5)
+    bench = HotPath(budget_s=0.3 if args.quick else 1.5, policies=Path(args.policies))
     for section in chosen:
         getattr(bench, SECTIONS[section])()
     path = write_results("hotpath", {"machine": info, **bench.results}, args.json)

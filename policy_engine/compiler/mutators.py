@@ -248,7 +248,10 @@ def pattern_rewrite(rule: ast.MutatorRule, env: CompileEnv) -> PatternRewrite | 
     matcher = TextMatcher(pattern_specs(patterns, env.patterns))
     if isinstance(rule, ast.Redact):
         template = rule.replacement if rule.replacement is not None else DEFAULT_PATTERN_REDACTION
-        return PatternRewrite(matcher, lambda m, label: _fill(template, label, m))
+        if "{length}" in template:
+            return PatternRewrite(matcher, lambda m, label: _fill(template, label, m))
+        filled = {spec.label: _fill(template, spec.label, "") for spec in matcher.specs}
+        return PatternRewrite(matcher, lambda m, label: filled[label])
     if isinstance(rule, ast.Mask):
         keep = int(rule.keep or 0)
         mask = rule.replacement if rule.replacement is not None else DEFAULT_MASK
