@@ -196,6 +196,90 @@ def server_table(srv: Runs) -> str:
     return table(["transport", "server", "clients", "median round trip", "throughput"], rows, 2)
 
 
+def compile_table(comp: Runs) -> str:
+    rows = []
+    for n in dig(comp[0], ["compile"]) or {} if comp else {}:
+        cell = ("compile", n)
+        total = figure(comp, *cell, "compile", "median_ns")
+        rows.append(
+            [
+                f"{int(n):,}",
+                str(dig(comp[0], [*cell, "files"])),
+                total.time(),
+                total.time_range(),
+                figure(comp, *cell, "per_rule_ns").time(),
+                figure(comp, *cell, "second_compile_ns").time(),
+            ]
+        )
+    headers = ["rules", "files", "check + lower", "range", "per rule", "2nd compile"]
+    return table(headers, rows)
+
+
+def cold_table(comp: Runs) -> str:
+    rows = []
+    for name in dig(comp[0], ["cold_start"]) or {} if comp else {}:
+        t = figure(comp, "cold_start", name, "median_ns")
+        r = figure(comp, "cold_start", name, "ratio_vs_python_pass")
+        rows.append([f"`{name}`", t.time(), t.time_range(), r.ratio()])
+    return table(["command", "median", "range", "vs `python -c pass`"], rows)
+
+
+def targets_table(hot: Runs, inv: Runs, base_hot: Runs, base_inv: Runs) -> str:
+    """Each target of issue 13: the figure, its range, the baseline and the ratio to it."""
+    rows: list[list[str]] = []
+
+    def timed(label: str, goal: str, runs: Runs, base: Runs, *path: str) -> None:
+        now, before = figure(runs, *path), figure(base, *path)
+        known = now.values and before.values
+        ratio = f"{before.middle / now.middle:.1f}x faster" if known else DASH
+        rows.append([label, goal, now.time(), now.time_range(), before.time(), ratio])
+
+    shipped = ("shipped", "interceptors")
+    names = list(dig(hot[0], list(shipped)) or {}) if hot else []
+    goals = {"secret-redactor": "<= 100 us", "pii-redactor": "<= 200 us"}
+    for name in names:
+        goal = goals.get(name, "<= 50 us")
+        timed(f"`{name}`, 10 KB request", goal, hot, base_hot, *shipped, name, "median_ns")
+    for size, goal in (("10 KB", "<= 500 us"), ("100 KB", "<= 2 ms")):
+        timed(f"whole chain, {size}", goal, hot, base_hot, "shipped", "chain", size, "median_ns")
+    mbps, before = (figure(r, "throughput", "policyc", "mb_per_s") for r in (hot, base_hot))
+    hand = figure(hot, "throughput", "hand-written RE2 loop", "mb_per_s")
+    span = f"{mbps.values[0]:.1f} to {mbps.values[-1]:.1f}" if len(mbps.values) > 1 else DASH
+    rows.append(
+        [
+            "redaction throughput, every built-in pattern",
+            ">= 25 MB/s",
+            f"{mbps.middle:.1f} MB/s (hand RE2 loop {hand.middle:.1f})",
+            span,
+            f"{before.middle:.1f} MB/s",
+            f"{mbps.middle / before.middle:.1f}x" if before.values else DASH,
+        ]
+    )
+    growth = figure(hot, "redact_rules", "1000", "N rules", "growth_vs_10")
+    base_growth = figure(base_hot, "redact_rules", "1000", "N rules", "growth_vs_10")
+    rows.append(
+        [
+            "1,000 `redact` rules / 10 rules",
+            "<= 3x",
+            growth.ratio(),
+            growth.ratio_range(),
+            base_growth.ratio(),
+            DASH,
+        ]
+    )
+    for key in dig(inv[0], ["common"]) or {} if inv else {}:
+        for engine, goal in (("cedar", ">= 2x"), ("invariant (fields)", ">= 15x")):
+            now = figure(inv, "common", key, engine, "ratio_vs_policyc")
+            before = figure(base_inv, "common", key, engine, "ratio_vs_policyc")
+            if now.values:
+                rows.append(
+                    [f"{engine} / policyc, {key}", goal, now.ratio(), now.ratio_range(),
+                     before.ratio(), DASH]
+                )  # fmt: skip
+    headers = ["target", "goal", "measured (middle of runs)", "range", "baseline", "vs baseline"]
+    return table(headers, rows, 2)
+
+
 # --------------------------------------------------------------------------- plots
 
 
@@ -291,9 +375,8 @@ def rewrite(page: str, blocks: dict[str, str]) -> str:
     return page
 
 
-def publish(source: Path, names: Sequence[str]) -> None:
-    target = PUBLISHED / "results"
-    if source.resolve() == target.resolve():
+def publish(source: Path, names: Sequence[str], target: Path = PUBLISHED / "results") -> None:
+    if not source.is_dir() or source.resolve() == target.resolve():
         return
     target.mkdir(parents=True, exist_ok=True)
     for name in names:
@@ -310,9 +393,13 @@ def main() -> None:
     options.add_argument("--from", dest="source", default=str(RESULTS), help="results directory")
     args = options.parse_args()
     source = Path(args.source)
-    publish(source, ("invoke", "hotpath", "server"))
+    publish(source, ("invoke", "hotpath", "server", "compile"))
+    publish(source / "baseline", ("invoke", "hotpath"), PUBLISHED / "results" / "baseline")
     directory = PUBLISHED / "results"
-    inv, hot, srv = (load_runs(directory, n) for n in ("invoke", "hotpath", "server"))
+    inv, hot, srv, comp = (
+        load_runs(directory, n) for n in ("invoke", "hotpath", "server", "compile")
+    )
+    base_inv, base_hot = (load_runs(directory / "baseline", n) for n in ("invoke", "hotpath"))
     if not (inv or hot):
         sys.exit(f"no results in {source}: run the bench scripts first")
     builders: dict[str, Callable[[], str]] = {
@@ -325,8 +412,14 @@ def main() -> None:
         "bounds": lambda: bounds_table(inv),
         "regex": lambda: regex_table(inv),
         "server": lambda: server_table(srv),
+        "targets": lambda: targets_table(hot, inv, base_hot, base_inv),
+        "compile": lambda: compile_table(comp),
+        "cold-start": lambda: cold_table(comp),
     }
-    runs = f"{len(inv)} run(s) of bench_invoke.py, {len(hot)} of bench_hotpath.py"
+    runs = (
+        f"{len(inv)} run(s) of bench_invoke.py and {len(hot)} of bench_hotpath.py "
+        f"(baseline: {len(base_inv)} and {len(base_hot)})"
+    )
     blocks = {name: build() for name, build in builders.items()}
     blocks["runs"] = f"Figures from {runs}; machine: {_machine(inv or hot)}."
     PAGE.write_text(rewrite(PAGE.read_text(encoding="utf-8"), blocks), encoding="utf-8")
