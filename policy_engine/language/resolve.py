@@ -18,7 +18,16 @@ from .diagnostics import Diagnostic, Severity, Span
 from .model import NO_DEFAULT, PolicySetModel, ResolvedInterceptor, ResolvedParam, ResolvedPattern
 from .walk import find
 
-CONTEXT_FIELDS = ("principal", "traceId", "spanId", "timestamp", "sessionId", "interceptorState")
+# `server` is policyc's extension: the backend a gateway routed the message to.
+CONTEXT_FIELDS = (
+    "principal",
+    "traceId",
+    "spanId",
+    "timestamp",
+    "sessionId",
+    "interceptorState",
+    "server",
+)
 PRINCIPAL_FIELDS = ("type", "id", "claims")
 _JSON_TYPES = {"int": "integer", "number": "number", "string": "string", "bool": "boolean"}
 _SETTING_WORDS: dict[type, str] = {
