@@ -20,6 +20,18 @@ ALLOWED = {
     "chain": {"wire", "chain", "__init__"},
     "testing": {"wire", "language", "compiler", "chain", "testing", "__init__"},
     "server": {"wire", "server", "__init__"},
+    # The interception core: MCP messages -> chain runs, shared by every host.
+    "interception": {"wire", "chain", "interception", "__init__"},
+    "gateway": {
+        "wire",
+        "language",
+        "compiler",
+        "chain",
+        "interception",
+        "server",
+        "gateway",
+        "__init__",
+    },
     # The suite's data and, on top of everything, its runner.
     "conformance": {
         "wire",
@@ -39,6 +51,8 @@ ALLOWED = {
         "testing",
         "server",
         "conformance",
+        "interception",
+        "gateway",
         "cli",
         "__init__",
     },
@@ -47,6 +61,7 @@ ALLOWED = {
 FORBIDDEN_EXTERNAL = {
     "wire": {"mcp", "mcp_types", "lark", "click"},
     "language": {"mcp", "mcp_types"},
+    "interception": {"mcp", "mcp_types"},
 }
 
 
