@@ -59,9 +59,13 @@ def internal_debug() -> str:
 async def slow(steps: int, ctx: Context) -> str:
     """Reports progress ``steps`` times, a beat apart."""
     record("slow", steps=steps)
-    for step in range(steps):
-        await ctx.report_progress(step + 1, steps)
-        await anyio.sleep(0.2)
+    try:
+        for step in range(steps):
+            await ctx.report_progress(step + 1, steps)
+            await anyio.sleep(0.2)
+    except anyio.get_cancelled_exc_class():
+        record("slow-cancelled")
+        raise
     return "done"
 
 
