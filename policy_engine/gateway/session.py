@@ -397,6 +397,10 @@ class GatewaySession:
             logger.error(
                 "backend %s exited (%s); stopping the gateway (%s)", spec.name, reason, why
             )
+            # Let the requests it failed send their errors before everything stops.
+            with anyio.move_on_after(1.0):
+                while self._inflight:
+                    await anyio.sleep(0.01)
             self._stop(f"backend {spec.name} exited: {reason}")
             return
         backend.restarts += 1
