@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 
 LIMIT = 30
 TOOL_GUARD = ROOT / "policies" / "tool-guard.policy"
+SERVE = [sys.executable, "-m", "policy_engine.cli.main", "serve"]
 
 
 async def test_backend_killed_mid_call_is_restarted(tmp_path: Path) -> None:
@@ -81,8 +82,7 @@ def _free_port() -> int:
 def interceptor_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
     """``policyc serve`` over HTTP, as a remote interceptor server."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "policy_engine.cli.main", "serve", str(TOOL_GUARD)]
-        + ["--http", f"127.0.0.1:{port}"],
+        [*SERVE, str(TOOL_GUARD), "--http", f"127.0.0.1:{port}"],
         cwd=str(ROOT),
         stderr=subprocess.DEVNULL,
     )
