@@ -56,3 +56,8 @@ def calls(log: Path) -> list[dict[str, Any]]:
 
 def text_of(result: Any) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def everything(name: str = "ev") -> str:
+    """The reference "everything" server from npm, over stdio."""
+    return f"{name}=node {EVERYTHING} stdio"
