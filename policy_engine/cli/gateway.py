@@ -112,6 +112,8 @@ def gateway(
         options.listen = parse_listen(listen)
     if options.listen is None and (auth_token_env or options.stateless):
         fail("--auth-token-env and --stateless need --http")
+    if options.stateless:
+        fail("--stateless is not supported by the gateway yet: each HTTP session has a backend")
     if auth_token_env:
         try:
             options.auth_token = token_from_env(auth_token_env)

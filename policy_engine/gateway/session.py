@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 import anyio
 from anyio.abc import TaskGroup
-from mcp.shared.message import SessionMessage
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import (
     ErrorData,
     JSONRPCError,
@@ -86,6 +86,8 @@ class GatewaySession:
         self.federated = len(self._order) > 1
         self.routes = Routes()
         self._inflight: dict[RequestId, anyio.CancelScope] = {}
+        # progress token -> the client request it reports on (HTTP routes by it)
+        self._progress: dict[Any, RequestId] = {}
         self._front_ids = itertools.count(1)
         self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
         self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
@@ -158,6 +160,10 @@ class GatewaySession:
 
     async def _serve_request(self, request: JSONRPCRequest, scope: anyio.CancelScope) -> None:
         reply = _Reply(error=ErrorData(code=INTERNAL_ERROR, message="Internal error"))
+        meta = (request.params or {}).get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if isinstance(token, str | int):
+            self._progress[token] = request.id
         with scope:
             try:
                 reply = await self._handle(request.method, request.params)
@@ -175,6 +181,8 @@ class GatewaySession:
                     )
                 )
         self._inflight.pop(request.id, None)
+        if token is not None:
+            self._progress.pop(token, None)
         if scope.cancelled_caught:
             return  # the client cancelled it: MCP says it is not answered
         message: JSONRPCMessage
@@ -186,9 +194,14 @@ class GatewaySession:
             )
         await self._send_front(message)
 
-    async def _send_front(self, message: JSONRPCMessage) -> None:
+    async def _send_front(self, message: JSONRPCMessage, related: RequestId | None = None) -> None:
+        """Write to the client; ``related`` names the client request a message belongs
+        to, which the HTTP front needs to put it on that request's stream."""
+        metadata = (
+            ServerMessageMetadata(related_request_id=related) if related is not None else None
+        )
         try:
-            await self._front.send(SessionMessage(message))
+            await self._front.send(SessionMessage(message, metadata=metadata))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             logger.debug("client gone; dropped a message")
 
@@ -340,7 +353,7 @@ class GatewaySession:
                 forwarded = JSONRPCRequest.model_construct(
                     jsonrpc="2.0", id=front_id, method=method, params=outcome.payload
                 )
-                await self._send_front(forwarded)
+                await self._send_front(forwarded, self._latest_request())
                 with anyio.move_on_after(backend.spec.timeout_s) as wait:
                     await event.wait()
                 if wait.cancelled_caught:
@@ -382,13 +395,24 @@ class GatewaySession:
         if isinstance(outcome, Refuse):
             logger.info("dropped %s from %s: blocked by policy", message.method, backend.name)
             return
+        related = None
+        if message.method == "notifications/progress" and isinstance(outcome.payload, dict):
+            related = self._progress.get(outcome.payload.get("progressToken"))
         if outcome.payload is None:
             forwarded = JSONRPCNotification.model_construct(jsonrpc="2.0", method=message.method)
         else:
             forwarded = JSONRPCNotification.model_construct(
                 jsonrpc="2.0", method=message.method, params=outcome.payload
             )
-        await self._send_front(forwarded)
+        await self._send_front(forwarded, related)
+
+    def _latest_request(self) -> RequestId | None:
+        """The newest client request still open: what a backend's request most likely serves.
+
+        The backend's own request does not say which client request caused it;
+        over HTTP it must ride on some open request's stream (or the GET stream).
+        """
+        return next(reversed(self._inflight), None)
 
     async def _backend_exit(self, backend: Backend, reason: str) -> None:
         spec = backend.spec

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +65,54 @@ def text_of(result: Any) -> str:
 def everything(name: str = "ev") -> str:
     """The reference "everything" server from npm, over stdio."""
     return f"{name}=node {EVERYTHING} stdio"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], limit: float = 30) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before listening")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on port {port}")
+
+
+@contextmanager
+def running(argv: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
+    """A process that serves streamable HTTP on ``port``; yields its /mcp URL."""
+    process = subprocess.Popen(
+        argv, cwd=str(ROOT), env={**os.environ, **(env or {})}, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+@contextmanager
+def http_gateway(*args: str, policies: Sequence[Path] | None = None) -> Iterator[str]:
+    port = free_port()
+    argv = [sys.executable, *gateway_argv("--http", f"127.0.0.1:{port}", *args, policies=policies)]
+    with running(argv, port) as url:
+        yield url
+
+
+@contextmanager
+def everything_http() -> Iterator[str]:
+    port = free_port()
+    with running(["node", str(EVERYTHING), "streamableHttp"], port, {"PORT": str(port)}) as url:
+        yield url

@@ -40,9 +40,7 @@ async def test_everything_is_transparent() -> None:
 async def test_two_backends_federated_with_a_collision(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     with anyio.fail_after(LIMIT):
-        async with gateway_client(
-            "--backend", recorder(log), "--backend", everything()
-        ) as client:
+        async with gateway_client("--backend", recorder(log), "--backend", everything()) as client:
             assert client.server_info is not None
             assert client.server_info.name == "policyc-gateway"
             names = [tool.name for tool in (await client.list_tools()).tools]
