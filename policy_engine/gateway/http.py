@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+
 import anyio
 import uvicorn
 from anyio.abc import TaskGroup, TaskStatus
