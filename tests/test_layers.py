@@ -1,6 +1,6 @@
 """The package's layers import one way only; this reads every module's imports.
 
-wire <- language <- compiler <- chain <- testing <- server / cli / demo.
+wire <- language <- compiler <- chain <- testing <- server / interception <- gateway <- cli.
 """
 
 from __future__ import annotations
