@@ -32,6 +32,8 @@ ALLOWED = {
         "gateway",
         "__init__",
     },
+    # Editor and browser front ends over the checker and the in-process chain.
+    "authoring": {"wire", "language", "compiler", "chain", "testing", "authoring", "__init__"},
     # The suite's data and, on top of everything, its runner.
     "conformance": {
         "wire",
@@ -53,6 +55,7 @@ ALLOWED = {
         "conformance",
         "interception",
         "gateway",
+        "authoring",
         "cli",
         "__init__",
     },

@@ -21,6 +21,12 @@ _COMMANDS = {
         "gateway",
         "Run policies on live MCP traffic between a client and its servers.",
     ),
+    "lsp": ("policy_engine.cli.lsp", "lsp", "Run the language server for editors (stdio)."),
+    "playground": (
+        "policy_engine.cli.playground",
+        "playground",
+        "Serve a local page to try policies on payloads.",
+    ),
 }
 
 

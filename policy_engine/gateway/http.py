@@ -18,13 +18,15 @@ import anyio
 import uvicorn
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
-from mcp.server.transport_security import RequestBodyLimitMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from policy_engine.interception import Interception
 from policy_engine.server.auth import BearerTokenMiddleware
-from policy_engine.server.http_app import MCP_PATH, security_settings
-from policy_engine.server.http_errors import RequestErrorRewriter
+from policy_engine.server.http_app import MCP_PATH, listen, security_settings
+from policy_engine.server.http_connections import guarded_protocol
+from policy_engine.server.http_guard import RequestGuard
+from policy_engine.server.limits import TransportLimits
+from policy_engine.server.rejections import RejectionLog
 
 from .serve import GatewayOptions, session_options
 from .session import GatewaySession
@@ -32,15 +34,22 @@ from .session import GatewaySession
 logger = logging.getLogger("policyc.gateway")
 
 MAX_SESSIONS = 256
-IDLE_TIMEOUT_S = 30 * 60.0
-MAX_BODY_BYTES = 4 * 1024 * 1024
+"""Each session owns backend connections (a process per stdio backend), so fewer than
+the interceptor server allows."""
 
 
 class _Sessions:
     """The ASGI app at ``/mcp``: routes each request to its session's transport."""
 
-    def __init__(self, options: GatewayOptions, interception: Interception, tg: TaskGroup):
+    def __init__(
+        self,
+        options: GatewayOptions,
+        interception: Interception,
+        tg: TaskGroup,
+        limits: TransportLimits,
+    ):
         self.options = options
+        self.limits = limits
         self.interception = interception
         self.tg = tg
         host = options.listen[0] if options.listen else "127.0.0.1"
@@ -66,7 +75,7 @@ class _Sessions:
         transport = StreamableHTTPServerTransport(
             mcp_session_id=uuid.uuid4().hex,
             security_settings=self.security,
-            idle_timeout=IDLE_TIMEOUT_S,
+            idle_timeout=self.limits.session_idle_timeout,
         )
         await self.tg.start(self._run_session, transport)
         await transport.handle_request(scope, receive, send)
@@ -107,10 +116,21 @@ async def _plain(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def build_app(options: GatewayOptions, interception: Interception, tg: TaskGroup) -> ASGIApp:
-    app: ASGIApp = _Sessions(options, interception, tg)
-    app = RequestBodyLimitMiddleware(app, MAX_BODY_BYTES)
-    app = RequestErrorRewriter(app)
+def build_app(
+    options: GatewayOptions,
+    interception: Interception,
+    tg: TaskGroup,
+    limits: TransportLimits,
+    rejections: RejectionLog,
+) -> ASGIApp:
+    """Outermost first: bearer auth, the request guard (body bounds, strict framing), sessions."""
+    app: ASGIApp = _Sessions(options, interception, tg, limits)
+    app = RequestGuard(
+        app,
+        max_body_bytes=limits.max_message_bytes,
+        body_timeout=limits.body_timeout,
+        rejections=rejections,
+    )
     if options.auth_token is not None:
         app = BearerTokenMiddleware(app, options.auth_token)
     return app
@@ -118,19 +138,23 @@ def build_app(options: GatewayOptions, interception: Interception, tg: TaskGroup
 
 async def serve_http(options: GatewayOptions, interception: Interception) -> None:
     """Serve until cancelled or signalled."""
-    from policy_engine.server.http_app import _AnnouncingServer, _bind, _serve_until_cancelled
+    from policy_engine.server.http_app import _AnnouncingServer, _serve_until_cancelled
 
     assert options.listen is not None
     host, port = options.listen
-    sock = _bind(host, port)
+    limits = TransportLimits()
+    rejections = RejectionLog()
+    sock = listen(host, port, auth_configured=options.auth_token is not None)
     bound: int = sock.getsockname()[1]
     async with anyio.create_task_group() as tg:
         config = uvicorn.Config(
-            build_app(options, interception, tg),
+            build_app(options, interception, tg, limits, rejections),
             log_level="warning",
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=2,
+            http=guarded_protocol(limits.header_timeout, limits.connections(), rejections),
+            timeout_keep_alive=limits.idle_timeout,  # type: ignore[arg-type]
         )
 
         def announce() -> None:
