@@ -40,6 +40,9 @@ logger = logging.getLogger("policyc.gateway")
 EXTENSION_ID = "io.modelcontextprotocol/interceptors"
 _HANDSHAKES = ("initialize", "server/discover")
 _MAX_PAGES = 100
+HANDSHAKE_TIMEOUT_S = 30.0
+"""The least time a backend gets to answer its handshake: starting a server process can
+take far longer than any later request is allowed."""
 _DRAIN_S = 5.0
 
 
@@ -232,7 +235,11 @@ class GatewaySession:
         return _Reply(result=answer.payload)
 
     async def _request(
-        self, backend: Backend, method: str, params: dict[str, Any] | None
+        self,
+        backend: Backend,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout_s: float | None = None,
     ) -> dict[str, Any]:
         ready = self._ready[backend.name]
         if not ready.is_set():
@@ -240,7 +247,7 @@ class GatewaySession:
                 await ready.wait()
         if not backend.alive:
             raise backend.unavailable("the backend is not running")
-        return await backend.request(method, params)
+        return await backend.request(method, params, timeout_s=timeout_s)
 
     async def _route(
         self, method: str, params: dict[str, Any] | None
@@ -327,7 +334,8 @@ class GatewaySession:
             self._handshake = (method, params)
         results: dict[str, dict[str, Any]] = {}
         for backend in self._order:
-            results[backend.name] = await self._request(backend, method, params)
+            limit = max(backend.spec.timeout_s, HANDSHAKE_TIMEOUT_S)
+            results[backend.name] = await self._request(backend, method, params, limit)
         result = next(iter(results.values())) if not self.federated else merge_handshakes(results)
         if self.options.expose_interceptors:
             result = _advertise(result, self.options.interceptor_capability)
@@ -442,7 +450,8 @@ class GatewaySession:
             await backend.connect(self._tg)
             if self._handshake is not None:
                 method, params = self._handshake
-                await backend.request(method, params)
+                limit = max(spec.timeout_s, HANDSHAKE_TIMEOUT_S)
+                await backend.request(method, params, timeout_s=limit)
                 await backend.notify("notifications/initialized", None)
             logger.warning("backend %s restarted", spec.name)
         except Exception as err:
