@@ -34,6 +34,8 @@ ALLOWED = {
     },
     # Editor and browser front ends over the checker and the in-process chain.
     "authoring": {"wire", "language", "compiler", "chain", "testing", "authoring", "__init__"},
+    # What a policy change does: replay, diff and sampling over the in-process chain.
+    "impact": {"wire", "language", "compiler", "chain", "testing", "impact", "__init__"},
     # The suite's data and, on top of everything, its runner.
     "conformance": {
         "wire",
@@ -56,6 +58,7 @@ ALLOWED = {
         "interception",
         "gateway",
         "authoring",
+        "impact",
         "cli",
         "__init__",
     },
