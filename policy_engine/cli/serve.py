@@ -59,6 +59,13 @@ def parse_listen(value: str) -> tuple[str, int]:
 @click.option(
     "--allowed-host", "allowed_hosts", multiple=True, help="Extra Host header values to accept."
 )
+@click.option(
+    "--record",
+    "record_path",
+    metavar="FILE",
+    help="Append every invoke's payload as received and its decision to FILE, for "
+    "`policyc replay` (created owner-only: it holds raw payloads).",
+)
 @limit_options
 @serve_options.limit_options
 def serve(
@@ -70,6 +77,7 @@ def serve(
     decision_log: str | None,
     log_payloads: bool,
     allowed_hosts: tuple[str, ...],
+    record_path: str | None,
     max_payload_bytes: int,
     max_depth: int,
     **bounds: Any,
@@ -159,6 +167,16 @@ def serve(
     else:
         source = static_source(compile_or_exit(paths, limits))
 
+    recorder = None
+    if record_path:
+        from ..server.traffic_recorder import open_recorder, recording_source
+
+        try:
+            recorder = open_recorder(record_path)
+        except DecisionLogError as exc:
+            fail(str(exc).replace("decision log", "traffic record"))
+        source = recording_source(source, recorder)
+
     async def run() -> None:
         async with anyio.create_task_group() as group:
             if reloader is not None:
@@ -190,6 +208,8 @@ def serve(
     finally:
         if log is not None:
             log.close()
+        if recorder is not None:
+            recorder.close()
         if sock is not None:
             sock.close()
     sys.exit(ExitCode.SUCCESS)
