@@ -17,3 +17,13 @@ fi
 if [ -f package.json ] && { [ ! -d node_modules ] || [ package.json -nt node_modules ]; }; then
     npm install --silent --no-audit --no-fund
 fi
+# The playground's browser test drives the Debian chromium through chromedriver;
+# installed only when missing, so repeated runs stay fast.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+    else
+        echo "bootstrap: install chromium and chromium-driver for the playground's browser test" >&2
+    fi
+fi

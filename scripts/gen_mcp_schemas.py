@@ -13,8 +13,12 @@ Usage: ``python scripts/gen_mcp_schemas.py [--output PATH]``.
 from __future__ import annotations
 
 import argparse
+import ast
+import inspect
+import itertools
 import json
 import sys
+import textwrap
 import types
 from importlib.metadata import version
 from pathlib import Path
@@ -39,6 +43,7 @@ KEPT_KEYWORDS = frozenset(
         "allOf",
         "anyOf",
         "const",
+        "description",
         "enum",
         "items",
         "oneOf",
@@ -48,7 +53,8 @@ KEPT_KEYWORDS = frozenset(
         "type",
     }
 )
-"""Schema keywords that describe shape; titles, descriptions, defaults and bounds are dropped."""
+"""Schema keywords kept: shape, plus descriptions for editor hovers; titles, defaults and bounds
+are dropped."""
 
 LLM_COMPLETION: dict[str, dict[str, Any]] = {
     "request": {
@@ -72,7 +78,10 @@ LLM_COMPLETION: dict[str, dict[str, Any]] = {
 
 
 def _strip(schema: Any) -> Any:
-    """Keep only shape keywords, recursively; ``properties`` keys are field names, not keywords."""
+    """Keep only shape keywords, recursively; ``properties`` keys are field names, not keywords.
+
+    A description keeps its first paragraph: enough for a hover, and the file stays small.
+    """
     if isinstance(schema, list):
         return [_strip(item) for item in schema]
     if not isinstance(schema, dict):
@@ -83,9 +92,61 @@ def _strip(schema: Any) -> Any:
             continue
         if key == "properties":
             out[key] = {name: _strip(sub) for name, sub in value.items()}
+        elif key == "description":
+            out[key] = " ".join(value.split("\n\n")[0].split())
         else:
             out[key] = _strip(value)
     return out
+
+
+def _attribute_docs(model: type[BaseModel]) -> dict[str, str]:
+    """Field docstrings (the string under an annotated attribute), by wire name, MRO included.
+
+    ``mcp_types`` documents fields this way, which pydantic leaves out of the schema.
+    """
+    docs: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or cls is BaseModel:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for first, second in itertools.pairwise(body):
+            if (
+                isinstance(first, ast.AnnAssign)
+                and isinstance(first.target, ast.Name)
+                and isinstance(second, ast.Expr)
+                and isinstance(second.value, ast.Constant)
+                and isinstance(second.value.value, str)
+            ):
+                docs[first.target.id] = inspect.cleandoc(second.value.value)
+    out: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        if name in docs:
+            out[info.serialization_alias or info.alias or name] = docs[name]
+    return out
+
+
+def _models_by_name() -> dict[str, type[BaseModel]]:
+    import mcp_types
+
+    return {
+        name: value
+        for name, value in vars(mcp_types).items()
+        if isinstance(value, type) and issubclass(value, BaseModel)
+    }
+
+
+def _describe_fields(schema: dict[str, Any], model: type[BaseModel] | None) -> None:
+    """Put each documented field's docstring on its property schema, in place."""
+    if model is None:
+        return
+    properties = schema.get("properties", {})
+    for wire_name, doc in _attribute_docs(model).items():
+        if wire_name in properties and "description" not in properties[wire_name]:
+            properties[wire_name]["description"] = doc
 
 
 def _arms(annotation: Any) -> list[type[BaseModel]]:
@@ -120,6 +181,7 @@ def build() -> dict[str, Any]:
     source = f"mcp_types {mcp_version}"
     defs: dict[str, Any] = {}
     events: dict[str, Any] = {}
+    known = _models_by_name()
     for event in STANDARD_EVENTS:
         entry: dict[str, Any] = {}
         for phase in ("request", "response"):
@@ -129,7 +191,11 @@ def build() -> dict[str, Any]:
             models = _payload_models(event, phase)
             annotation: Any = models[0] if len(models) == 1 else Union[tuple(models)]  # noqa: UP007
             schema = TypeAdapter(annotation).json_schema(by_alias=True)
-            _merge_defs(defs, {name: _strip(sub) for name, sub in schema.pop("$defs", {}).items()})
+            raw_defs = schema.pop("$defs", {})
+            for name, sub in raw_defs.items():
+                _describe_fields(sub, known.get(name))
+            _describe_fields(schema, models[0] if len(models) == 1 else None)
+            _merge_defs(defs, {name: _strip(sub) for name, sub in raw_defs.items()})
             entry[phase] = {
                 "models": [model.__name__ for model in models],
                 "schema": _strip(schema),

@@ -22,6 +22,8 @@ ALLOWED = {
     "flow": {"flow", "__init__"},
     "testing": {"wire", "language", "compiler", "chain", "testing", "__init__"},
     "server": {"wire", "server", "__init__"},
+    # Editor and browser front ends over the checker and the in-process chain.
+    "authoring": {"wire", "language", "compiler", "chain", "testing", "authoring", "__init__"},
     # The suite's data and, on top of everything, its runner.
     "conformance": {
         "wire",
@@ -41,6 +43,7 @@ ALLOWED = {
         "testing",
         "server",
         "conformance",
+        "authoring",
         "cli",
         "__init__",
     },

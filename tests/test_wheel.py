@@ -33,6 +33,8 @@ def test_wheel_ships_the_grammar_and_runs_from_elsewhere(tmp_path: Path) -> None
     names = zipfile.ZipFile(wheel).namelist()
     assert "policy_engine/grammar/policy.lark" in names
     assert "policy_engine/language/data/mcp_payloads.json" in names
+    for asset in ("index.html", "app.js", "style.css", "examples.json", "example.policy"):
+        assert f"policy_engine/authoring/playground/static/{asset}" in names
 
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)

@@ -27,7 +27,16 @@ from typing import Any, Final
 
 from .path_syntax import Descend, Field, Filter, Index, PathSyntax, Slice, Step, Wildcard
 
-__all__ = ["PathProblem", "check_path", "known_schema", "payload_fields"]
+__all__ = [
+    "FieldDoc",
+    "PathProblem",
+    "check_path",
+    "describe_path",
+    "fields_under",
+    "known_schema",
+    "payload_fields",
+    "payload_shape",
+]
 
 _DATA_FILE: Final = "data/mcp_payloads.json"
 _FORMAT: Final = 1
@@ -96,6 +105,110 @@ def check_path(event: str, phase: str, path: PathSyntax) -> PathProblem | None:
     if failure is None:
         return None
     return PathProblem(failure.message, failure.step_index, _help(alternatives, failure))
+
+
+@dataclass(frozen=True)
+class FieldDoc:
+    """What the schemas say about one field: its type as text and its description."""
+
+    name: str
+    type: str
+    description: str | None = None
+
+
+def describe_path(event: str, phase: str, path: PathSyntax) -> FieldDoc | None:
+    """The field a path ends at on this event and phase, for hovers; None if unknown.
+
+    Only paths ending in a field name are described: a wildcard or index ends
+    in an element, whose description is its list field's.
+    """
+    if not path.steps or not isinstance(path.steps[-1], Field):
+        return None
+    parents = _select_path(event, phase, path.steps[:-1])
+    if not parents:
+        return None
+    name = path.steps[-1].names[-1]
+    nodes = list(_property_nodes(parents, name))
+    if not nodes:
+        return None
+    descriptions = [n["description"] for n in nodes if isinstance(n.get("description"), str)]
+    types = list(dict.fromkeys(_type_text(n) for n in nodes))
+    return FieldDoc(name, " | ".join(types), descriptions[0] if descriptions else None)
+
+
+def fields_under(event: str, phase: str, path: PathSyntax) -> list[FieldDoc]:
+    """The fields of the objects a path selects, sorted, for completion; [] if unknown or open."""
+    found: dict[str, FieldDoc] = {}
+    for schema in _select_path(event, phase, path.steps) or ():
+        for name, node in schema.get("properties", {}).items():
+            if name not in found:
+                described = node.get("description")
+                text = described if isinstance(described, str) else None
+                found[name] = FieldDoc(name, _type_text(node), text)
+    return [found[name] for name in sorted(found)]
+
+
+def payload_shape(event: str, phase: str) -> list[FieldDoc]:
+    """The top-level fields of an event's payload, for hovers on event names."""
+    return fields_under(event, phase, PathSyntax("$", ()))
+
+
+def _select_path(event: str, phase: str, steps: Steps) -> list[Schema] | None:
+    """The object or list schemas a path reaches; None when unknown, open or past ``..``."""
+    alts = _root(event, phase)
+    if alts is None:
+        return None
+    current = list(alts)
+    for step in steps:
+        if isinstance(step, Descend):
+            return None
+        if isinstance(step, Field):
+            sel = _Selection()
+            for name in step.names:
+                one = _select_field(current, name)
+                sel.schemas += one.schemas
+        elif isinstance(step, Index | Slice):
+            sel = _select_items(current)
+        else:
+            sel = _select_members(current)
+        if not sel.schemas:
+            return None
+        current = [s for schema in sel.schemas for s in _alternatives(schema)]
+    return current
+
+
+def _property_nodes(parents: list[Schema], name: str) -> Iterable[Schema]:
+    for schema in parents:
+        node = schema.get("properties", {}).get(name)
+        if isinstance(node, Mapping):
+            yield node
+
+
+def _type_text(node: Any, depth: int = 0) -> str:
+    """A schema as a short type: ``string``, ``list[TextContent | ImageContent]``, ``any``."""
+    if node is True or not isinstance(node, Mapping) or depth > 4:
+        return "any"
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        return ref.rpartition("/")[2]
+    parts = [*node.get("anyOf", ()), *node.get("oneOf", ()), *node.get("allOf", ())]
+    if parts:
+        texts = [_type_text(p, depth + 1) for p in parts]
+        return " | ".join(dict.fromkeys(t for t in texts if t != "null")) or "null"
+    if "const" in node:
+        return json.dumps(node["const"])
+    if "enum" in node:
+        return " | ".join(json.dumps(v) for v in node["enum"])
+    declared = node.get("type")
+    if declared == "array":
+        return f"list[{_type_text(node.get('items', True), depth + 1)}]"
+    if declared == "integer":
+        return "int"
+    if isinstance(declared, str):
+        return declared
+    if "properties" in node or "additionalProperties" in node:
+        return "object"
+    return "any"
 
 
 # --- data -------------------------------------------------------------------

@@ -64,7 +64,7 @@ def test_models_follow_the_sdk_method_table() -> None:
     assert models[("resources/subscribe", "response")] == ["EmptyResult"]
 
 
-def test_descriptions_and_titles_are_stripped_but_field_names_are_kept() -> None:
+def test_titles_and_defaults_are_stripped_descriptions_kept_for_hovers() -> None:
     data = json.loads(_committed_bytes())
 
     def keywords(node: object) -> set[str]:
@@ -81,9 +81,22 @@ def test_descriptions_and_titles_are_stripped_but_field_names_are_kept() -> None
         return found
 
     used = keywords(data["$defs"]) | keywords(list(data["events"].values()))
-    assert not used & {"title", "description", "default"}
+    assert not used & {"title", "default"}
     # `title` and `description` survive where they are MCP field names.
     assert {"description", "title"} <= set(data["$defs"]["Tool"]["properties"])
+    # Field docstrings of mcp_types become descriptions, first paragraph only.
+    is_error = data["$defs"]["CallToolResult"]["properties"]["isError"]
+    assert is_error["description"] == "Whether the tool call ended in an error."
+    assert all("\n" not in d for d in _descriptions(data))
+
+
+def _descriptions(node: object) -> list[str]:
+    if isinstance(node, list):
+        return [d for item in node for d in _descriptions(item)]
+    if not isinstance(node, dict):
+        return []
+    found = [node["description"]] if isinstance(node.get("description"), str) else []
+    return found + [d for value in node.values() for d in _descriptions(value)]
 
 
 def test_importing_and_checking_does_not_load_the_sdk_or_pydantic() -> None:

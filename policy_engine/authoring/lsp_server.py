@@ -1,0 +1,334 @@
+"""`policyc lsp`: the language server, on pygls over stdio.
+
+Every request is answered from one check of the document's policy set
+(`policy_set.check_set`, what `policyc check` runs), cached until any text of
+the set changes. Diagnostics are published for every file of the set, so a
+duplicate name shows where it is, and re-published after a short quiet
+period while the user types.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from .. import __version__
+from ..language import ast
+from ..language.diagnostics import Diagnostic, Span
+from ..language.formatter import format_source
+from ..language.pipeline import CheckResult
+from . import completion, hover, navigation
+from .fixes import suggestion
+from .locate import Position
+from .policy_set import check_set, files_of, read_set, set_root
+
+DEBOUNCE_SECONDS = 0.25
+_SYMBOL_KINDS = {
+    "validator": lsp.SymbolKind.Class,
+    "mutator": lsp.SymbolKind.Class,
+    "test": lsp.SymbolKind.Method,
+    "pattern": lsp.SymbolKind.Constant,
+}
+_COMPLETION_KINDS = {
+    "keyword": lsp.CompletionItemKind.Keyword,
+    "event": lsp.CompletionItemKind.Event,
+    "pattern": lsp.CompletionItemKind.Constant,
+    "param": lsp.CompletionItemKind.Variable,
+    "field": lsp.CompletionItemKind.Field,
+}
+
+
+@dataclass
+class _Analysis:
+    sources: dict[str, str]
+    result: CheckResult
+    uris: dict[str, str]
+    """The document URI of each file name in ``sources``."""
+
+    def file(self, name: str) -> ast.PolicyFile | None:
+        model = self.result.model
+        for policy in model.files if model else ():
+            if policy.path == name:
+                return policy
+        return None
+
+
+class PolicyLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("policyc", __version__)
+        self.roots: list[Path] = []
+        self._cache: dict[str, _Analysis] = {}
+        self._pending: dict[str, asyncio.Task[None]] = {}
+        self._published: dict[str, set[str]] = {}
+
+    # --- the policy set of a document -----------------------------------
+
+    def set_key(self, uri: str) -> str:
+        """The set's root directory; a document with no file (``untitled:``) is a set alone."""
+        path = file_path(uri)
+        return uri if path is None else str(set_root(path, self.roots))
+
+    def analysis(self, uri: str) -> _Analysis:
+        key = self.set_key(uri)
+        path = file_path(uri)
+        if path is None:
+            sources = {uri: self.workspace.get_text_document(uri).source}
+            uris = {uri: uri}
+        else:
+            open_texts: dict[Path, str] = {}
+            open_uris: dict[str, str] = {}
+            for open_uri, document in self.workspace.text_documents.items():
+                open_path = file_path(open_uri)
+                if open_path is not None:
+                    open_texts[open_path] = document.source
+                    open_uris[str(open_path)] = open_uri
+            files = files_of(Path(key), path)
+            if files.truncated:
+                self.window_log_message(
+                    lsp.LogMessageParams(
+                        type=lsp.MessageType.Warning,
+                        message=f"policyc: only the first {len(files.files)} files under {key}",
+                    )
+                )
+            sources = read_set(files, open_texts)
+            uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in sources}
+        cached = self._cache.get(key)
+        if cached is not None and cached.sources == sources:
+            return cached
+        fresh = _Analysis(sources, check_set(sources), uris)
+        self._cache[key] = fresh
+        return fresh
+
+    def name_of(self, uri: str) -> str:
+        """The file name the checker knows a document by (its spans carry it)."""
+        path = file_path(uri)
+        return uri if path is None else str(path)
+
+    def schedule(self, uri: str, delay: float) -> None:
+        key = self.set_key(uri)
+        previous = self._pending.pop(key, None)
+        if previous is not None:
+            previous.cancel()
+        self._pending[key] = asyncio.get_running_loop().create_task(self._publish(uri, delay))
+
+    async def _publish(self, uri: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        key = self.set_key(uri)
+        found = self.analysis(uri)
+        by_file: dict[str, list[lsp.Diagnostic]] = {name: [] for name in found.sources}
+        for d in found.result.diagnostics:
+            text = found.sources.get(d.span.file)
+            if text is not None:
+                by_file[d.span.file].append(self.to_lsp(d, text))
+        uris = {found.uris[name]: items for name, items in by_file.items()}
+        for stale in self._published.get(key, set()) - set(uris):
+            uris[stale] = []
+        for uri, items in uris.items():
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=uri, diagnostics=items)
+            )
+        self._published[key] = {uri for uri, items in uris.items() if items}
+
+    # --- positions --------------------------------------------------------
+
+    def _units(self, text: str) -> int:
+        encoding = str(self.workspace.position_encoding or "utf-16")
+        if encoding == "utf-8":
+            return len(text.encode("utf-8"))
+        if encoding == "utf-32":
+            return len(text)
+        return len(text.encode("utf-16-le")) // 2
+
+    def to_position(self, lines: list[str], line: int, column: int) -> lsp.Position:
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        return lsp.Position(line=line - 1, character=self._units(text[: column - 1]))
+
+    def to_range(self, span: Span, text: str) -> lsp.Range:
+        lines = text.split("\n")
+        return lsp.Range(
+            start=self.to_position(lines, span.line, span.column),
+            end=self.to_position(lines, span.end_line, span.end_column),
+        )
+
+    def from_position(self, text: str, position: lsp.Position) -> Position:
+        lines = text.split("\n")
+        line = lines[position.line] if position.line < len(lines) else ""
+        column = 0
+        while column < len(line) and self._units(line[: column + 1]) <= position.character:
+            column += 1
+        return Position(position.line + 1, column + 1)
+
+    def to_lsp(self, d: Diagnostic, text: str) -> lsp.Diagnostic:
+        message = d.message
+        for note in d.notes:
+            message += f"\nnote: {note}"
+        if d.help:
+            message += f"\nhelp: {d.help}"
+        fix = suggestion(d)
+        return lsp.Diagnostic(
+            range=self.to_range(d.span, text),
+            message=message,
+            severity=lsp.DiagnosticSeverity.Error if d.is_error else lsp.DiagnosticSeverity.Warning,
+            code=d.code,
+            source="policyc",
+            data={"suggestion": fix} if fix else None,
+        )
+
+
+server = PolicyLanguageServer()
+
+
+def file_path(uri: str) -> Path | None:
+    """The file behind a ``file:`` URI; None for other schemes."""
+    if not uri.startswith("file:"):
+        return None
+    fs = to_fs_path(uri)
+    return Path(fs).resolve() if fs is not None else None
+
+
+def _document(ls: PolicyLanguageServer, uri: str) -> tuple[str, str, _Analysis]:
+    """The document's file name, its text, and the analysis of its set."""
+    return ls.name_of(uri), ls.workspace.get_text_document(uri).source, ls.analysis(uri)
+
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: PolicyLanguageServer, params: lsp.InitializeParams) -> None:
+    """``initializationOptions.policySets``: roots of policy sets, relative to the workspace."""
+    base = Path(ls.workspace.root_path or ".")
+    options: Any = params.initialization_options
+    configured = options.get("policySets", []) if isinstance(options, dict) else []
+    ls.roots = [(base / str(p)).resolve() for p in configured if isinstance(p, str)]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+async def did_open(ls: PolicyLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, 0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+async def did_change(ls: PolicyLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+async def did_save(ls: PolicyLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, 0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+async def did_close(ls: PolicyLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, 0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    name, text, found = _document(ls, params.text_document.uri)
+    policy = found.file(name)
+    if policy is None:
+        return None
+    at = ls.from_position(text, params.position)
+    shown = hover.hover_text(found.result.model, policy, at)
+    if shown is None:
+        return None
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=shown))
+
+
+@server.feature(
+    lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "$", " "])
+)
+def on_completion(ls: PolicyLanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+    _, text, found = _document(ls, params.text_document.uri)
+    at = ls.from_position(text, params.position)
+    items = [
+        lsp.CompletionItem(
+            label=c.label,
+            kind=_COMPLETION_KINDS[c.kind],
+            detail=c.detail,
+            documentation=c.documentation,
+        )
+        for c in completion.complete(text, at.line, at.column, found.result.model)
+    ]
+    return lsp.CompletionList(is_incomplete=False, items=items)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+def on_definition(ls: PolicyLanguageServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+    name, text, found = _document(ls, params.text_document.uri)
+    policy = found.file(name)
+    if policy is None:
+        return None
+    span = navigation.definition(
+        found.result.model, policy, ls.from_position(text, params.position)
+    )
+    if span is None or span.file not in found.sources:
+        return None
+    target = found.uris.get(span.file, span.file)
+    return lsp.Location(uri=target, range=ls.to_range(span, found.sources[span.file]))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+def on_symbols(
+    ls: PolicyLanguageServer, params: lsp.DocumentSymbolParams
+) -> list[lsp.DocumentSymbol]:
+    name, text, found = _document(ls, params.text_document.uri)
+    policy = found.file(name)
+    if policy is None:
+        return []
+    return [
+        lsp.DocumentSymbol(
+            name=s.name,
+            kind=_SYMBOL_KINDS[s.kind],
+            range=ls.to_range(s.span, text),
+            selection_range=ls.to_range(s.selection, text),
+            detail=s.kind if s.detail is None else f"{s.kind}: {s.detail}",
+        )
+        for s in navigation.symbols(policy)
+    ]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+def on_formatting(
+    ls: PolicyLanguageServer, params: lsp.DocumentFormattingParams
+) -> list[lsp.TextEdit] | None:
+    text = ls.workspace.get_text_document(params.text_document.uri).source
+    outcome = format_source(text, ls.name_of(params.text_document.uri))
+    if outcome.text is None or outcome.text == text:
+        return None if outcome.text is None else []
+    lines = text.split("\n")
+    end = lsp.Position(line=len(lines) - 1, character=ls._units(lines[-1]))
+    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=end)
+    return [lsp.TextEdit(range=whole, new_text=outcome.text)]
+
+
+@server.feature(
+    lsp.TEXT_DOCUMENT_CODE_ACTION,
+    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]),
+)
+def on_code_action(ls: PolicyLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    actions: list[lsp.CodeAction] = []
+    for d in params.context.diagnostics:
+        data: Any = d.data
+        fix = data.get("suggestion") if isinstance(data, dict) else None
+        if d.source != "policyc" or not isinstance(fix, str):
+            continue
+        edit = lsp.TextEdit(range=d.range, new_text=fix)
+        actions.append(
+            lsp.CodeAction(
+                title=f"Replace with `{fix}`",
+                kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[d],
+                is_preferred=True,
+                edit=lsp.WorkspaceEdit(changes={params.text_document.uri: [edit]}),
+            )
+        )
+    return actions
+
+
+def run_stdio() -> None:
+    server.start_io()

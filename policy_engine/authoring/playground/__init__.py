@@ -1,0 +1,1 @@
+"""`policyc playground`: one local page to edit a policy and run a payload through it."""

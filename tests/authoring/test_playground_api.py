@@ -1,0 +1,156 @@
+"""The playground's JSON API over a real `policyc playground` process on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from policy_engine.authoring.playground.app import MAX_BODY_BYTES, create_app
+
+CASES = json.loads((Path(__file__).parent / "playground_requests.json").read_text("utf-8"))["cases"]
+
+POLICY = """\
+validator guard {
+  on tools/call request
+  deny tools ["shell_exec"] "tool is blocked" code blocked-tool
+}
+
+mutator scrub {
+  on tools/call request
+  redact $.arguments matching EMAIL
+}
+"""
+
+
+async def post(url: str, body: Any, headers: dict[str, str] | None = None) -> httpx2.Response:
+    sent = {"Origin": url, "Content-Type": "application/json", **(headers or {})}
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            return await http.post(f"{url}/api/run", content=json.dumps(body), headers=sent)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+async def test_refused_requests(playground_url: str, case: dict[str, Any]) -> None:
+    headers = {k: v.replace("{origin}", playground_url) for k, v in case["headers"].items()}
+    body = case["body"]
+    if body == "oversized":
+        content = b"x" * (MAX_BODY_BYTES + 1)
+    else:
+        content = (body if isinstance(body, str) else json.dumps(body)).encode()
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            reply = await http.post(f"{playground_url}/api/run", content=content, headers=headers)
+    assert reply.status_code == case["status"]
+    assert reply.json()["error"]["code"] == case["code"]
+    assert "SECRET-TOKEN" not in reply.text
+
+
+async def test_page_and_init(playground_url: str) -> None:
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            page = await http.get(f"{playground_url}/")
+            init = (await http.get(f"{playground_url}/api/init")).json()
+    assert page.status_code == 200
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    assert list(init["files"]) == ["example.policy"]
+    assert set(init["examples"]) == {
+        "tools/call request",
+        "tools/call response",
+        "tools/list response",
+        "sampling/createMessage request",
+        "elicitation/create request",
+    }
+
+
+async def test_every_example_runs_clean_against_the_shipped_policy(playground_url: str) -> None:
+    with anyio.fail_after(60):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            init = (await http.get(f"{playground_url}/api/init")).json()
+    verdicts = {}
+    for key, payload in init["examples"].items():
+        event, phase = key.rsplit(" ", 1)
+        reply = await post(
+            playground_url,
+            {"sources": init["files"], "event": event, "phase": phase, "payload": payload},
+        )
+        assert reply.status_code == 200, reply.text
+        result = reply.json()
+        assert result["diagnostics"] == []
+        verdicts[key] = result["evaluation"]["status"]
+    assert verdicts == {
+        "tools/call request": "validation_failed",
+        "tools/call response": "success",
+        "tools/list response": "success",
+        "sampling/createMessage request": "validation_failed",
+        "elicitation/create request": "validation_failed",
+    }
+
+
+async def test_run_reports_what_check_and_eval_explain_report(playground_url: str) -> None:
+    broken = POLICY.replace("EMAIL", "EMAL")
+    reply = await post(
+        playground_url,
+        {"sources": {"p.policy": broken}, "event": "tools/call", "phase": "request", "payload": {}},
+    )
+    result = reply.json()
+    assert result["evaluation"] is None
+    (diagnostic,) = result["diagnostics"]
+    assert diagnostic == {
+        "code": "E103",
+        "severity": "error",
+        "message": "unknown pattern `EMAL`",
+        "file": "p.policy",
+        "line": 8,
+        "column": 31,
+        "endLine": 8,
+        "endColumn": 35,
+        "help": "did you mean `EMAIL`?",
+    }
+
+    payload = {"name": "search", "arguments": {"q": "mail ann@example.com"}}
+    reply = await post(
+        playground_url,
+        {
+            "sources": {"p.policy": POLICY},
+            "event": "tools/call",
+            "phase": "request",
+            "payload": payload,
+        },
+    )
+    evaluation = reply.json()["evaluation"]
+    assert evaluation["status"] == "success"
+    assert evaluation["finalPayload"] == {
+        "name": "search",
+        "arguments": {"q": "mail [REDACTED:EMAIL]"},
+    }
+    assert evaluation["explain"].startswith("tools/call request (sending): success")
+    scrub = next(t for t in evaluation["trace"] if t["interceptor"] == "scrub")
+    assert scrub["modified"] is True
+    assert [(r["kind"], r["line"], r["fired"]) for r in scrub["rules"]] == [("redact", 8, True)]
+
+
+async def test_evaluation_is_bounded_in_time() -> None:
+    """The chain's own deadline stops a slow evaluation; the answer says so."""
+    app = create_app({}, timeout_s=0.001)
+    transport = httpx2.ASGITransport(app=app)
+    text = " ".join(f"user{i}@example.com" for i in range(20000))
+    body = {
+        "sources": {"p.policy": POLICY},
+        "event": "tools/call",
+        "phase": "request",
+        "payload": {"name": "search", "arguments": {"q": text}},
+    }
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            reply = await http.post(
+                "/api/run",
+                content=json.dumps(body),
+                headers={"Origin": "http://127.0.0.1", "Content-Type": "application/json"},
+            )
+    assert reply.status_code == 200
+    assert reply.json()["evaluation"]["status"] == "timeout"
