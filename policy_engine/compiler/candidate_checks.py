@@ -135,8 +135,9 @@ def iban_valid(s: str) -> bool:
 def high_entropy(s: str, min_bits_per_char: float = 3.0) -> bool:
     """True if the Shannon entropy of ``s`` is at least ``min_bits_per_char`` per char.
 
-    Give it the value only: a label would add letters and inflate the figure. Generated keys score about 4-5.5 bits per
-    character; repeated or sequential placeholders score far lower. The
+    Give it the value only: a label would add letters and inflate the
+    figure. Generated keys score about 4-5.5 bits per character; repeated or
+    sequential placeholders score far lower. The
     empty string has no entropy and is False.
     """
     n = len(s)

@@ -230,11 +230,12 @@ _VENDOR_KEY = (
 )
 
 # The credential of an HTTP Authorization header (any scheme word such as
-# Bearer or Token, or none), or a token right after the word "Bearer".
+# Bearer or Token, or none), or a token right after the word "Bearer"; a
+# final "." is a full stop, not part of the token.
 # The "entropy" check drops placeholders such as YOUR_ACCESS_TOKEN.
 _BEARER_TOKEN = (
     rf"(?:(?i:\bauthorization){_ASSIGN}(?i:(?:bearer|token|basic|digest)\s+)?|(?i:\bbearer\s+))"
-    r"(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"
+    r"(?P<value>[A-Za-z0-9._~+/-]{15,}[A-Za-z0-9_~+/-]=*)"
 )
 
 # A complete PEM/OpenSSH/PGP private key block, or failing that (truncated
