@@ -37,6 +37,7 @@ from ..wire.errors import (
 from .bounds import Limits, check_bounds, check_finite
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
+from .flows import CompiledFlow, FlowRuntime, compile_flow
 from .jsonpath import PayloadTooDeep
 from .match_groups import build_match_groups
 from .mutators import CompiledMutation, compile_mutation, run_mutator
@@ -71,6 +72,7 @@ class CompiledInterceptor:
     resolved: ResolvedInterceptor
     checks: list[CompiledCheck] = field(default_factory=list)
     mutations: list[CompiledMutation] = field(default_factory=list)
+    flows: list[CompiledFlow] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -81,7 +83,11 @@ class CompiledInterceptor:
         return self.resolved.descriptor
 
     def rule_refs(self) -> list[RuleRef]:
-        return [c.ref for c in self.checks] + [m.ref for m in self.mutations]
+        return (
+            [c.ref for c in self.checks]
+            + [m.ref for m in self.mutations]
+            + [f.ref for f in self.flows]
+        )
 
 
 def compile_interceptor(resolved: ResolvedInterceptor, env: CompileEnv) -> CompiledInterceptor:
@@ -90,7 +96,9 @@ def compile_interceptor(resolved: ResolvedInterceptor, env: CompileEnv) -> Compi
     compiled = CompiledInterceptor(resolved)
     for rule in resolved.rules:
         ref = rule_ref(resolved.name, rule)
-        if resolved.is_validator:
+        if isinstance(rule, ast.FLOW_RULES):
+            compiled.flows.append(compile_flow(rule, ref, env))
+        elif resolved.is_validator:
             compiled.checks.append(compile_check(rule, ref, env))
         else:
             compiled.mutations.append(compile_mutation(rule, ref, env))  # type: ignore[arg-type]
@@ -103,9 +111,13 @@ class PolicySet:
     # Mutators copy on write; validators only read (tests/compiler prove both).
     never_modifies_payload = True
 
-    def __init__(self, model: PolicySetModel, limits: Limits | None = None) -> None:
+    def __init__(
+        self, model: PolicySetModel, limits: Limits | None = None, flows: FlowRuntime | None = None
+    ) -> None:
         self.model = model
         self.limits = limits or Limits()
+        # Session state for flow rules: in this process unless a shared store is given.
+        self.flows = flows or FlowRuntime()
         self._last_bounded: tuple[Any, int] | None = None
         env = CompileEnv(model.patterns, {})
         self._interceptors: dict[str, CompiledInterceptor] = {}
@@ -137,6 +149,10 @@ class PolicySet:
             )
         else:
             result = self._evaluate(interceptor, ctx, None)
+        if interceptor.flows and isinstance(result, ValidationResult):
+            result = await self.flows.apply(
+                params.name, interceptor.flows, interceptor.resolved.servers, ctx, result, None
+            )
         limit = params.timeout_ms
         if limit is not None and result.duration_ms is not None and result.duration_ms > limit:
             raise timed_out(params.name, limit, params.phase)
@@ -160,7 +176,12 @@ class PolicySet:
     ) -> ValidationResult | MutationResult:
         """Run one interceptor exactly as `interceptor/invoke` would, without a round trip."""
         interceptor, ctx, _ = self._prepare(name, event, phase, payload, config, context)
-        return self._evaluate(interceptor, ctx, trace)
+        result = self._evaluate(interceptor, ctx, trace)
+        if interceptor.flows and isinstance(result, ValidationResult):
+            result = self.flows.apply_now(
+                name, interceptor.flows, interceptor.resolved.servers, ctx, result, trace
+            )
+        return result
 
     def _prepare(
         self,
@@ -219,17 +240,23 @@ class PolicySet:
             raise execution_failed(name, f"{type(exc).__name__}: {exc}") from exc
 
 
-def compile_model(result: CheckResult, limits: Limits | None = None) -> PolicySet:
+def compile_model(
+    result: CheckResult, limits: Limits | None = None, flows: FlowRuntime | None = None
+) -> PolicySet:
     if not result.ok or result.model is None:
         raise CompileError(result)
-    return PolicySet(result.model, limits)
+    return PolicySet(result.model, limits, flows)
 
 
-def compile_policies(paths: Iterable[str | Path], limits: Limits | None = None) -> PolicySet:
+def compile_policies(
+    paths: Iterable[str | Path], limits: Limits | None = None, flows: FlowRuntime | None = None
+) -> PolicySet:
     """Check and compile `.policy` files and directories; raise CompileError on errors."""
-    return compile_model(check_paths(paths), limits)
+    return compile_model(check_paths(paths), limits, flows)
 
 
-def compile_sources(sources: dict[str, str], limits: Limits | None = None) -> PolicySet:
+def compile_sources(
+    sources: dict[str, str], limits: Limits | None = None, flows: FlowRuntime | None = None
+) -> PolicySet:
     """Like `compile_policies`, from in-memory text keyed by file name."""
-    return compile_model(check_sources(sources), limits)
+    return compile_model(check_sources(sources), limits, flows)
