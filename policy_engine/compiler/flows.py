@@ -76,7 +76,7 @@ _NO_MATCHER = TextMatcher([])
 
 
 def label_matchers(flows: list[CompiledFlow]) -> dict[str, list[TextMatcher]]:
-    """What finds a label's values in a request: the patterns that remember it."""
+    """What finds a label's values in a request: the patterns that remember it, set-wide."""
     found: dict[str, list[TextMatcher]] = {}
     for flow in flows:
         if flow.remembers:
@@ -134,13 +134,14 @@ class FlowRuntime:
         name: str,
         flows: list[CompiledFlow],
         servers: dict[str, str],
+        labels: dict[str, list[TextMatcher]],
         ctx: EvalContext,
         result: ValidationResult,
         trace: Trace | None,
     ) -> ValidationResult:
         """The validator's result with its flow rules applied; store failures fail closed."""
         try:
-            return await self._apply(name, flows, servers, ctx, result, trace)
+            return await self._apply(name, flows, servers, labels, ctx, result, trace)
         except FlowStoreError as exc:
             raise execution_failed(name, str(exc)) from None
 
@@ -149,6 +150,7 @@ class FlowRuntime:
         name: str,
         flows: list[CompiledFlow],
         servers: dict[str, str],
+        labels: dict[str, list[TextMatcher]],
         ctx: EvalContext,
         result: ValidationResult,
         trace: Trace | None,
@@ -160,7 +162,7 @@ class FlowRuntime:
                 "Interceptor execution failed",
                 {"interceptor": name, "reason": "flow rules on a shared store need `invoke`"},
             )
-        coroutine = self._apply(name, flows, servers, ctx, result, trace)
+        coroutine = self._apply(name, flows, servers, labels, ctx, result, trace)
         try:
             coroutine.send(None)
         except StopIteration as done:
@@ -174,6 +176,7 @@ class FlowRuntime:
         name: str,
         flows: list[CompiledFlow],
         servers: dict[str, str],
+        labels: dict[str, list[TextMatcher]],
         ctx: EvalContext,
         result: ValidationResult,
         trace: Trace | None,
@@ -191,11 +194,10 @@ class FlowRuntime:
         fired: list[RuleRef] = []
         if ctx.phase == "request":
             await self.store.set_last_server(session, server)
-            matchers = label_matchers(flows)
             for flow in flows:
                 if not flow.checks:
                     continue
-                found = _found(matchers.get(flow.label, []), flow.scope, ctx.payload)
+                found = _found(labels.get(flow.label, []), flow.scope, ctx.payload)
                 prints = {self._fingerprint(flow.label, v): (v, p) for v, p in found}
                 recalled = await self.store.recall(session, list(prints))
                 for fingerprint, entry in recalled.items():

@@ -37,7 +37,7 @@ from ..wire.errors import (
 from .bounds import Limits, check_bounds, check_finite
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
-from .flows import CompiledFlow, FlowRuntime, compile_flow
+from .flows import CompiledFlow, FlowRuntime, compile_flow, label_matchers
 from .jsonpath import PayloadTooDeep
 from .match_groups import build_match_groups
 from .mutators import CompiledMutation, compile_mutation, run_mutator
@@ -123,6 +123,10 @@ class PolicySet:
         self._interceptors: dict[str, CompiledInterceptor] = {}
         for resolved in model.interceptors:
             self._interceptors[resolved.name] = compile_interceptor(resolved, env)
+        # Labels are the set's: any validator's `remember` feeds any `flow` rule.
+        self._flow_labels = label_matchers(
+            [flow for compiled in self._interceptors.values() for flow in compiled.flows]
+        )
 
     # -- InterceptorProvider -------------------------------------------------
 
@@ -151,7 +155,13 @@ class PolicySet:
             result = self._evaluate(interceptor, ctx, None)
         if interceptor.flows and isinstance(result, ValidationResult):
             result = await self.flows.apply(
-                params.name, interceptor.flows, interceptor.resolved.servers, ctx, result, None
+                params.name,
+                interceptor.flows,
+                interceptor.resolved.servers,
+                self._flow_labels,
+                ctx,
+                result,
+                None,
             )
         limit = params.timeout_ms
         if limit is not None and result.duration_ms is not None and result.duration_ms > limit:
@@ -179,7 +189,13 @@ class PolicySet:
         result = self._evaluate(interceptor, ctx, trace)
         if interceptor.flows and isinstance(result, ValidationResult):
             result = self.flows.apply_now(
-                name, interceptor.flows, interceptor.resolved.servers, ctx, result, trace
+                name,
+                interceptor.flows,
+                interceptor.resolved.servers,
+                self._flow_labels,
+                ctx,
+                result,
+                trace,
             )
         return result
 
