@@ -1,6 +1,6 @@
 """The package's layers import one way only; this reads every module's imports.
 
-wire <- language <- compiler <- chain <- testing <- server / cli / demo.
+wire <- language <- compiler <- chain <- testing <- server / interception <- gateway <- cli.
 """
 
 from __future__ import annotations
@@ -22,6 +22,18 @@ ALLOWED = {
     "flow": {"flow", "__init__"},
     "testing": {"wire", "language", "compiler", "chain", "testing", "__init__"},
     "server": {"wire", "server", "__init__"},
+    # The interception core: MCP messages -> chain runs, shared by every host.
+    "interception": {"wire", "chain", "interception", "__init__"},
+    "gateway": {
+        "wire",
+        "language",
+        "compiler",
+        "chain",
+        "interception",
+        "server",
+        "gateway",
+        "__init__",
+    },
     # Editor and browser front ends over the checker and the in-process chain.
     "authoring": {"wire", "language", "compiler", "chain", "testing", "authoring", "__init__"},
     # The suite's data and, on top of everything, its runner.
@@ -43,6 +55,8 @@ ALLOWED = {
         "testing",
         "server",
         "conformance",
+        "interception",
+        "gateway",
         "authoring",
         "cli",
         "__init__",
@@ -52,6 +66,7 @@ ALLOWED = {
 FORBIDDEN_EXTERNAL = {
     "wire": {"mcp", "mcp_types", "lark", "click"},
     "language": {"mcp", "mcp_types"},
+    "interception": {"mcp", "mcp_types"},
 }
 
 
