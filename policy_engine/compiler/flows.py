@@ -109,6 +109,8 @@ def _found(
     for root, location in roots:
         for text, where in _strings(root, location):
             for matcher in matchers:
+                if not matcher.search(text):  # one cheap pass for the common, clean case
+                    continue
                 for hit in matcher.hits(text):
                     value = text[hit.start : hit.end]
                     if value not in seen:
