@@ -58,6 +58,7 @@ ALLOWED = {
         "interception",
         "gateway",
         "authoring",
+        "flow",
         "cli",
         "__init__",
     },
