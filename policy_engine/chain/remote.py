@@ -42,6 +42,7 @@ from policy_engine.wire import (
     MutationResult,
     ValidationResult,
 )
+from policy_engine.wire.constants import INVOKE_METHOD, LIST_METHOD
 from policy_engine.wire.errors import INTERNAL_ERROR, timed_out
 
 from .rediscovery import Drift, compare, drift_error
@@ -50,8 +51,6 @@ from .stdio_transport import stdio_transport
 
 logger = logging.getLogger(__name__)
 
-LIST_METHOD = "interceptors/list"
-INVOKE_METHOD = "interceptor/invoke"
 
 # The SDK reports a dropped transport as -32000 with no data. The SEP's timeout
 # error shares that code but always carries data, so data tells them apart.
