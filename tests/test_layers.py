@@ -16,8 +16,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "policy_engine"
 ALLOWED = {
     "wire": {"wire", "__init__"},
     "language": {"wire", "language", "__init__"},
-    "compiler": {"wire", "language", "compiler", "__init__"},
+    "compiler": {"wire", "language", "compiler", "flow", "__init__"},
     "chain": {"wire", "chain", "__init__"},
+    # Session flow state: standard library (and the optional redis client) only.
+    "flow": {"flow", "__init__"},
     "testing": {"wire", "language", "compiler", "chain", "testing", "__init__"},
     "server": {"wire", "server", "__init__"},
     # The interception core: MCP messages -> chain runs, shared by every host.
@@ -59,6 +61,7 @@ ALLOWED = {
         "gateway",
         "authoring",
         "impact",
+        "flow",
         "cli",
         "__init__",
     },

@@ -108,7 +108,7 @@ def lint_validator_cannot_block(interceptor: ResolvedInterceptor) -> Iterator[Di
         return
     blocking = any(
         isinstance(r, ast.ListRule | ast.LimitRule)
-        or (isinstance(r, ast.CheckRule) and r.severity == "deny")
+        or (isinstance(r, ast.CheckRule | ast.FlowRule) and r.severity == "deny")
         for r in interceptor.rules
     )
     if not blocking:
