@@ -29,6 +29,7 @@ from mcp_types import (
 )
 
 from policy_engine.interception import Interception, InterceptionSession, Refuse
+from policy_engine.server import EXTENSION_ID, INVOKE_METHOD, LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS
 
@@ -37,7 +38,6 @@ from .federation import NAMED_LISTS, URI_LISTS, Routes, merge_handshakes, merge_
 
 logger = logging.getLogger("policyc.gateway")
 
-EXTENSION_ID = "io.modelcontextprotocol/interceptors"
 _HANDSHAKES = ("initialize", "server/discover")
 _MAX_PAGES = 100
 HANDSHAKE_TIMEOUT_S = 30.0
@@ -54,6 +54,8 @@ class SessionOptions:
     errlog: TextIO | None = None
     on_fatal: Callable[[str], None] | None = None
     interceptor_capability: dict[str, Any] = field(default_factory=dict)
+    service: InterceptorService | None = None
+    """Answers the SEP methods itself (``--expose-interceptors``); else they are forwarded."""
 
 
 class _Reply:
@@ -213,6 +215,11 @@ class GatewaySession:
     async def _handle(self, method: str, params: dict[str, Any] | None) -> _Reply:
         if method in _HANDSHAKES:
             return await self._handshake_with(method, params)
+        service = self.options.service
+        if service is not None and method == LIST_METHOD:
+            return _Reply(result=service.list(params))
+        if service is not None and method == INVOKE_METHOD:
+            return _Reply(result=await service.invoke(params))
         if self.federated:
             if method in NAMED_LISTS or method in URI_LISTS:
                 return await self._federated_list(method)
