@@ -91,3 +91,19 @@ async def test_config_drives_the_gateway_and_logs_decisions(tmp_path: Path) -> N
     assert {i["name"] for i in denied[0]["interceptors"]} >= {"tool-guard"}
     assert all("payload" not in r for r in lines)
     assert "rm-xyzzy" not in (tmp_path / "d.log").read_text()
+
+
+def test_the_documented_example_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = (ROOT / "docs" / "gateway.md").read_text()
+    example = page.split("```toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "policies").symlink_to(ROOT / "policies")
+    config = tmp_path / "gateway.toml"
+    config.write_text(example)
+    monkeypatch.setenv("CRM_TOKEN", "t1")
+    monkeypatch.setenv("GATEWAY_TOKEN", "t2")
+    options = load_config(config)
+    assert [b.name for b in options.backends] == ["files", "crm"]
+    assert options.backends[1].bearer_token == "t1"
+    assert options.listen == ("127.0.0.1", 8080)
+    assert [s.id for s in options.interceptors] == ["dlp"]
+    assert options.overrides["dlp-scan"].fail_open is True
