@@ -137,7 +137,12 @@ class GatewaySession:
             logger.debug("client -> %s (id %s)", message.method, message.id)
             scope = anyio.CancelScope()
             self._inflight[message.id] = scope
-            requests.start_soon(self._serve_request, message, scope)
+            if message.method in _HANDSHAKES:
+                # Inline, as the SDK does: nothing the client sends after the
+                # handshake (notifications/initialized first) may overtake it.
+                await self._serve_request(message, scope)
+            else:
+                requests.start_soon(self._serve_request, message, scope)
         elif isinstance(message, JSONRPCResponse | JSONRPCError):
             waiting = self._awaiting.get(message.id) if message.id is not None else None
             if waiting is not None:

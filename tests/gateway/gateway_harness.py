@@ -129,3 +129,7 @@ async def raw_request(client: Client, method: str, params: dict[str, Any]) -> di
     request = types.Request[dict[str, Any] | None, str](method=method, params=params)
     result = await client.session.send_request(request, Raw)
     return dict(result.model_extra or {})
+
+
+def gateway_process_argv(*args: str, policies: Sequence[Path] | None = None) -> list[str]:
+    return [sys.executable, *gateway_argv(*args, policies=policies)]
