@@ -40,6 +40,7 @@ logger = logging.getLogger("policyc.gateway")
 
 _HANDSHAKES = ("initialize", "server/discover")
 _MAX_PAGES = 100
+_BLOCKED = "Interceptor validation failed"
 HANDSHAKE_TIMEOUT_S = 30.0
 """The least time a backend gets to answer its handshake: starting a server process can
 take far longer than any later request is allowed."""
@@ -306,40 +307,51 @@ class GatewaySession:
         return self.backends[owner], original
 
     async def _federated_list(self, method: str) -> _Reply:
+        """Every backend's whole list (all pages), each through the chain, merged.
+
+        A backend whose list fails is left out (and logged); a list the policy
+        refuses refuses the merged list; if every backend failed, the first
+        failure is the answer.
+        """
         pages: list[tuple[str, dict[str, Any]]] = []
         failures: list[_Reply] = []
         key = NAMED_LISTS.get(method) or URI_LISTS[method]
         for backend in self._order:
-            items: list[Any] = []
-            cursor: str | None = None
-            for _ in range(_MAX_PAGES):
-                try:
-                    reply = await self._call(
-                        backend, method, {"cursor": cursor} if cursor else None
-                    )
-                except (InterceptorError, BackendError) as err:
-                    logger.warning("backend %s: %s failed: %s", backend.name, method, err)
-                    reply = _Reply(error=ErrorData(code=INTERNAL_ERROR, message=str(err)))
-                if reply.error is not None or reply.result is None:
-                    failures.append(reply)
-                    break
-                items.extend(reply.result.get(key) or [])
-                cursor = reply.result.get("nextCursor")
-                if not isinstance(cursor, str):
-                    break
-            else:
-                logger.warning(
-                    "backend %s: %s has more than %d pages", backend.name, method, _MAX_PAGES
-                )
-            if not failures or failures[-1].result is not None:
+            items, failure = await self._whole_list(backend, method, key)
+            if failure is None:
                 pages.append((backend.name, {key: items}))
-        blocked = [f for f in failures if f.error is not None and f.error.code == INVALID_PARAMS]
-        if blocked:
-            return blocked[0]
+                continue
+            error = failure.error
+            if error is not None and error.message == _BLOCKED:
+                return failure
+            reason = error.message if error is not None else "no result"
+            logger.warning("backend %s left out of %s: %s", backend.name, method, reason)
+            failures.append(failure)
         if not pages and failures:
             return failures[0]
         merge = merge_named if method in NAMED_LISTS else merge_uris
         return _Reply(result=merge(method, pages, self.routes))
+
+    async def _whole_list(
+        self, backend: Backend, method: str, key: str
+    ) -> tuple[list[Any], _Reply | None]:
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            try:
+                reply = await self._call(backend, method, {"cursor": cursor} if cursor else None)
+            except InterceptorError as err:
+                return items, _error(err)
+            except BackendError as err:
+                return items, _Reply(error=err.error)
+            if reply.error is not None or reply.result is None:
+                return items, reply
+            items.extend(reply.result.get(key) or [])
+            cursor = reply.result.get("nextCursor")
+            if not isinstance(cursor, str):
+                return items, None
+        logger.warning("backend %s: %s has more than %d pages", backend.name, method, _MAX_PAGES)
+        return items, None
 
     async def _handshake_with(self, method: str, params: dict[str, Any] | None) -> _Reply:
         if method == "initialize":
