@@ -33,7 +33,7 @@ from policy_engine.server import EXTENSION_ID, INVOKE_METHOD, LIST_METHOD, Inter
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS
 
-from .backend import Backend, BackendError, BackendSpec
+from .backend import Backend, BackendError, BackendSpec, describe
 from .federation import NAMED_LISTS, URI_LISTS, Routes, merge_handshakes, merge_named, merge_uris
 
 logger = logging.getLogger("policyc.gateway")
@@ -57,6 +57,10 @@ class SessionOptions:
     interceptor_capability: dict[str, Any] = field(default_factory=dict)
     service: InterceptorService | None = None
     """Answers the SEP methods itself (``--expose-interceptors``); else they are forwarded."""
+
+
+class BackendStartError(RuntimeError):
+    """A backend could not be started or reached when the session opened."""
 
 
 class _Reply:
@@ -111,7 +115,12 @@ class GatewaySession:
                 ready = anyio.Event()
                 ready.set()
                 self._ready[backend.name] = ready
-                await backend.connect(tg)
+                try:
+                    await backend.connect(tg)
+                except Exception as err:
+                    raise BackendStartError(
+                        f"backend {backend.name} could not be started: {describe(err)}"
+                    ) from None
             async with anyio.create_task_group() as requests:
                 async for item in front_read:
                     if isinstance(item, Exception):
