@@ -141,8 +141,7 @@ async def test_interceptor_server_killed(tmp_path: Path, fail_open: bool) -> Non
 
 def test_a_backend_that_cannot_start_is_named() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "policy_engine.cli.main", "gateway", str(TOOL_GUARD)]
-        + ["--backend", "ghost=/nonexistent/command"],
+        [*SERVE[:-1], "gateway", str(TOOL_GUARD), "--backend", "ghost=/nonexistent/command"],
         input="",
         capture_output=True,
         text=True,
