@@ -27,6 +27,16 @@ _COMMANDS = {
         "playground",
         "Serve a local page to try policies on payloads.",
     ),
+    "conformance": (
+        "policy_engine.cli.conformance",
+        "conformance",
+        "Run the SEP-2624 conformance fixtures against a server.",
+    ),
+    "conformance-adapter": (
+        "policy_engine.cli.conformance_adapter",
+        "conformance_adapter",
+        "Serve one fixture's interceptors (the reference adapter).",
+    ),
 }
 
 

@@ -78,6 +78,12 @@ class ValidationResult(_ResultBase):
     type: Literal["validation"] = "validation"
     valid: bool
     severity: Severity | None = None
+
+    @property
+    def effective_severity(self) -> Severity | None:
+        """Fail secure: a verdict of invalid that names no severity is an error."""
+        return self.severity or (None if self.valid else "error")
+
     messages: list[ValidationMessage] | None = None
     suggestions: list[Suggestion] | None = None
 
