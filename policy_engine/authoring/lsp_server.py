@@ -26,7 +26,7 @@ from ..language.pipeline import CheckResult
 from . import completion, hover, navigation
 from .fixes import suggestion
 from .locate import Position
-from .policy_set import check_set, files_of, read_set, set_root
+from .policy_set import DiskCache, check_set, files_of, read_set, set_root
 
 DEBOUNCE_SECONDS = 0.25
 _SYMBOL_KINDS = {
@@ -66,6 +66,7 @@ class PolicyLanguageServer(LanguageServer):
         self._cache: dict[str, _Analysis] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._published: dict[str, set[str]] = {}
+        self._disk: DiskCache = {}
 
     # --- the policy set of a document -----------------------------------
 
@@ -96,7 +97,7 @@ class PolicyLanguageServer(LanguageServer):
                         message=f"policyc: only the first {len(files.files)} files under {key}",
                     )
                 )
-            sources = read_set(files, open_texts)
+            sources = read_set(files, open_texts, self._disk)
             uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in sources}
         cached = self._cache.get(key)
         if cached is not None and cached.sources == sources:

@@ -45,21 +45,39 @@ def files_of(root: Path, document: Path) -> PolicySetFiles:
     return PolicySetFiles(root, tuple(sorted(kept)), len(found) > MAX_FILES)
 
 
-def read_set(files: PolicySetFiles, open_texts: Mapping[Path, str]) -> dict[str, str]:
+DiskCache = dict[Path, tuple[int, int, str]]
+"""File text by path, with the (mtime_ns, size) it was read at: a hover does not reread the set."""
+
+
+def read_set(
+    files: PolicySetFiles, open_texts: Mapping[Path, str], disk: DiskCache | None = None
+) -> dict[str, str]:
     """Source text per file name, open documents taking precedence; unreadable files skipped."""
     sources: dict[str, str] = {}
+    cache: DiskCache = {} if disk is None else disk
     for path in files.files:
         text = open_texts.get(path)
         if text is None:
-            try:
-                if path.stat().st_size > MAX_FILE_BYTES:
-                    continue
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-        if len(text) <= MAX_FILE_BYTES:
+            text = _read(path, cache)
+        if text is not None and len(text) <= MAX_FILE_BYTES:
             sources[str(path)] = text
     return sources
+
+
+def _read(path: Path, cache: DiskCache) -> str | None:
+    try:
+        stat = path.stat()
+        if stat.st_size > MAX_FILE_BYTES:
+            return None
+        hit = cache.get(path)
+        if hit is not None and hit[:2] == (stat.st_mtime_ns, stat.st_size):
+            return hit[2]
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        cache.pop(path, None)
+        return None
+    cache[path] = (stat.st_mtime_ns, stat.st_size, text)
+    return text
 
 
 def check_set(sources: dict[str, str]) -> CheckResult:

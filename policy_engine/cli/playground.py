@@ -45,6 +45,7 @@ def playground(paths: tuple[str, ...], port: int, host: str) -> None:
         sock.bind((host, port))
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror}")
+    sock.listen(128)  # queue connections from the moment the URL is printed
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"policyc playground on http://{shown}:{bound}/ (Ctrl-C to stop)")

@@ -59,6 +59,7 @@ def browser(tmp_path: Path) -> Iterator[WebDriver]:
     for flag in FLAGS:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
     driver.set_script_timeout(30)
@@ -165,3 +166,5 @@ def test_edit_check_evaluate_and_share(browser: WebDriver, playground_url: str) 
     assert browser.find_element(By.ID, "phase").get_attribute("value") == "request"
     assert browser.find_element(By.ID, "decision").text == "MODIFIED"
     assert browser.find_element(By.CSS_SELECTOR, "#final mark").text == '"mail [REDACTED:EMAIL]"'
+    # No script error and no content-security-policy violation on either page.
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
