@@ -221,6 +221,10 @@ class _Run:
                     f"returned a {outcome.result.type} result for a {entry.type} interceptor"
                 )
                 outcome.result = None
+            elif _nulls_the_payload(outcome.result, payload):
+                outcome.failure = "crash"
+                outcome.reason = "returned `modified: true` with a null payload"
+                outcome.result = None
         except InterceptorError as err:
             outcome.failure = "timeout" if err.code == TIMEOUT else "crash"
             outcome.reason = _describe_error(err)
@@ -323,6 +327,20 @@ class _Run:
             total_duration_ms=_ms(elapsed_s),
             aborted_at=self.aborted,
         )
+
+
+def _nulls_the_payload(result: ValidationResult | MutationResult | None, given: object) -> bool:
+    """A mutator that turns a payload into ``null``: a broken peer, never a deliberate edit.
+
+    MCP params and results are objects, so ``null`` only stands when it came
+    in as ``null``, or with ``modified: false``, where the payload is ignored.
+    """
+    return (
+        isinstance(result, MutationResult)
+        and result.modified
+        and result.payload is None
+        and given is not None
+    )
 
 
 def _denial(result: ValidationResult | MutationResult | None) -> str:

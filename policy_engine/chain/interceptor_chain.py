@@ -30,7 +30,7 @@ from .errors import ChainConfigError
 from .execution import execute_chain
 from .remote import RemoteProvider
 from .servers import ServerSpec
-from .settings import Selector, build_entries, merge_overrides
+from .settings import Selector, build_entries, did_you_mean, merge_overrides
 
 DEFAULT_DISCOVERY_TIMEOUT_MS = 30_000
 
@@ -55,6 +55,19 @@ class InterceptorChain:
     def __init__(self, entries: Sequence[ChainEntry], *, default_timeout_ms: int | None = None):
         self.entries = list(entries)
         self.default_timeout_ms = default_timeout_ms
+
+    def check_selection(self, names: Sequence[str] | None) -> None:
+        """Refuse a selection (``params.interceptors``) that names an unknown interceptor.
+
+        Selecting by a misspelt name would run nothing and report success, so
+        it is an error with a did-you-mean, as a misspelt name in settings is.
+        """
+        known = sorted({entry.name for entry in self.entries})
+        for name in names or ():
+            if name not in known:
+                raise ChainConfigError(
+                    f"no interceptor named `{name}` to select", help=did_you_mean(name, known)
+                )
 
     async def execute(self, params: ChainExecutionParams, *, side: Side) -> ChainExecutionResult:
         """Run the chain for one event and phase, as the ``side`` of a trust boundary.

@@ -9,6 +9,9 @@ would otherwise cancel whichever chain happened to be calling.
 When the connection breaks, the session is dropped and the call is sent once
 more on a fresh session, so a server that crashed or was restarted is picked
 up by the very next invocation; a second failure is reported, not retried.
+A fresh session lists the interceptors again before its first invoke, and a
+message the chain can no longer run as it was built fails closed
+(rediscovery.py says what counts).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import httpx2
 import mcp_types as types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
@@ -39,9 +42,11 @@ from policy_engine.wire import (
     MutationResult,
     ValidationResult,
 )
-from policy_engine.wire.errors import INTERNAL_ERROR
+from policy_engine.wire.errors import INTERNAL_ERROR, timed_out
 
+from .rediscovery import Drift, compare, drift_error
 from .servers import ServerSpec
+from .stdio_transport import stdio_transport
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +63,9 @@ _INVOKE_RESULT: TypeAdapter[ValidationResult | MutationResult] = TypeAdapter(Inv
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 # How long closing may take (a stdio server exiting, an HTTP session DELETE).
 _CLOSE_GRACE_S = 5.0
+# The deadline of an invoke that names none: a hung server (or one answering
+# garbage) must not hold a message forever.
+DEFAULT_REMOTE_TIMEOUT_MS = 30_000
 
 
 class _RawResult(BaseModel):
@@ -76,6 +84,8 @@ class _Connection:
     stop: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
     alive: bool = True
+    # How this session's `interceptors/list` differs from the chain's (None: not listed yet).
+    drift: Drift | None = None
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         request = types.Request[dict[str, Any] | None, str](method=method, params=params)
@@ -103,9 +113,16 @@ class RemoteProvider:
     # The payload is only serialized onto the wire, never changed.
     never_modifies_payload = True
 
-    def __init__(self, spec: ServerSpec, *, errlog: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        errlog: TextIO | None = None,
+        default_timeout_ms: int = DEFAULT_REMOTE_TIMEOUT_MS,
+    ) -> None:
         self.spec = spec
         self._errlog = errlog
+        self.default_timeout_ms = default_timeout_ms
         self._descriptors: list[InterceptorDescriptor] | None = None
         self._types: dict[str, str] = {}
         self._conn: _Connection | None = None
@@ -154,18 +171,36 @@ class RemoteProvider:
 
     async def discover(self) -> list[InterceptorDescriptor]:
         """Fetch and cache the server's ``interceptors/list``."""
-        raw = await self._request(LIST_METHOD, {})
+        listed = self._listing(await self._request(LIST_METHOD, {}))
+        self._descriptors = list(listed.interceptors)
+        self._types = {d.name: d.type for d in listed.interceptors}
+        return list(self._descriptors)
+
+    def _listing(self, raw: dict[str, Any]) -> ListInterceptorsResult:
         try:
-            listed = ListInterceptorsResult.model_validate(raw)
+            return ListInterceptorsResult.model_validate(raw)
         except ValidationError as err:
             raise InterceptorError(
                 INTERNAL_ERROR,
                 "Invalid interceptors/list result",
                 {"server": self.id, "reason": _first_error(err)},
             ) from None
-        self._descriptors = list(listed.interceptors)
-        self._types = {d.name: d.type for d in listed.interceptors}
-        return list(self._descriptors)
+
+    async def _rediscover(self, conn: _Connection, params: InvokeParams) -> None:
+        """List again on a session that has not listed yet; refuse what drifted."""
+        known = self._descriptors
+        if known is None:
+            return
+        if conn.drift is None:
+            listed = self._listing(await conn.request(LIST_METHOD, {}))
+            conn.drift = compare(known, listed.interceptors)
+            if conn.drift.changed or conn.drift.added:
+                logger.warning(
+                    "interceptor server %s changed its interceptors after reconnecting", self.id
+                )
+        reason = conn.drift.conflict(params.name, params.event, params.phase)
+        if reason is not None:
+            raise drift_error(self.id, params.name, reason)
 
     def descriptors(self) -> list[InterceptorDescriptor]:
         if self._descriptors is None:
@@ -173,28 +208,68 @@ class RemoteProvider:
         return list(self._descriptors)
 
     async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
-        raw = await self._request(INVOKE_METHOD, params.to_wire())
+        """One ``interceptor/invoke``, under its ``timeoutMs`` or the provider's default."""
+        limit = params.timeout_ms or self.default_timeout_ms
+        try:
+            with anyio.fail_after(limit / 1000):
+                raw = await self._request(INVOKE_METHOD, params.to_wire(), params)
+        except TimeoutError:
+            raise timed_out(params.name, limit, params.phase) from None
         # The SEP's own invoke examples leave out the shared result fields; fill
         # them from the request rather than reject a peer that follows the text.
         raw.setdefault("interceptor", params.name)
         raw.setdefault("phase", params.phase)
         kind = self._types.get(params.name) or ("validation" if "valid" in raw else "mutation")
         raw.setdefault("type", kind)
-        try:
-            return _INVOKE_RESULT.validate_python(raw)
-        except ValidationError as err:
-            raise InterceptorError(
-                INTERNAL_ERROR,
-                "Interceptor returned an invalid result",
-                {"interceptor": params.name, "reason": _first_error(err)},
-            ) from None
+        return self._strict_result(params.name, raw)
 
-    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Send one request, reconnecting once if the session turns out to be dead."""
+    def _strict_result(self, name: str, raw: dict[str, Any]) -> ValidationResult | MutationResult:
+        """The result, parsed strictly: a wrong type or an unknown field fails closed.
+
+        Lax parsing would read `"valid": "yes"` as true, so a peer's typo
+        could pass traffic; the error names the server and the field instead.
+        """
+        try:
+            result = _INVOKE_RESULT.validate_python(raw, strict=True)
+        except ValidationError as err:
+            first = err.errors()[0]
+            # The first location part is the union's tag (`validation`/`mutation`).
+            field_path = ".".join(str(part) for part in first["loc"][1:]) or "type"
+            raise self._invalid_result(name, field_path, str(first["msg"])) from None
+        unknown = _unknown_field(result)
+        if unknown is not None:
+            raise self._invalid_result(name, unknown, "not a field of an invoke result")
+        return result
+
+    def _invalid_result(self, name: str, field_path: str, reason: str) -> InterceptorError:
+        return InterceptorError(
+            INTERNAL_ERROR,
+            "Interceptor returned an invalid result",
+            {
+                "server": self.id,
+                "interceptor": name,
+                "field": field_path,
+                "reason": f"`{field_path}`: {reason}",
+            },
+        )
+
+    async def _request(
+        self, method: str, params: dict[str, Any], invoke: InvokeParams | None = None
+    ) -> dict[str, Any]:
+        """Send one request, reconnecting once if the session turns out to be dead.
+
+        An invoke first makes sure the session's server still serves what the
+        chain was built from (:meth:`_rediscover`).
+        """
         for attempt in (1, 2):
             conn = await self._connection()
             try:
-                return await conn.request(method, params)
+                if invoke is not None:
+                    await self._rediscover(conn, invoke)
+                body = await conn.request(method, params)
+                if method == LIST_METHOD and conn.drift is None:
+                    conn.drift = Drift()
+                return body
             except _ConnectionLost as lost:
                 self._drop(conn)
                 if attempt == 2:
@@ -257,7 +332,7 @@ class RemoteProvider:
             env=dict(spec.env) if spec.env is not None else None,
             cwd=spec.cwd,
         )
-        return stdio_client(params, errlog=self._errlog or sys.stderr)
+        return stdio_transport(params, errlog=self._errlog or sys.stderr)
 
     def _failure(self, message: str, reason: str) -> InterceptorError:
         return InterceptorError(INTERNAL_ERROR, message, {"server": self.id, "reason": reason})
@@ -277,6 +352,18 @@ def _describe(err: BaseException) -> str:
         err = err.exceptions[0]
     text = str(err)
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _unknown_field(result: ValidationResult | MutationResult) -> str | None:
+    """The first key the SEP does not define, anywhere in the result (``info`` is free-form)."""
+    for key in result.model_extra or {}:
+        return key
+    if isinstance(result, ValidationResult):
+        for label, items in (("messages", result.messages), ("suggestions", result.suggestions)):
+            for index, item in enumerate(items or ()):
+                for key in item.model_extra or {}:
+                    return f"{label}.{index}.{key}"
+    return None
 
 
 def _first_error(err: ValidationError) -> str:

@@ -76,23 +76,23 @@ def _check_selectors(
             if selector not in every_name:
                 raise ChainConfigError(
                     f"settings for unknown interceptor `{selector}`",
-                    help=_did_you_mean(selector, every_name),
+                    help=did_you_mean(selector, every_name),
                 )
             continue
         host_id, name = selector
         if host_id not in by_host:
             raise ChainConfigError(
                 f"settings for `{name}` on unknown server `{host_id}`",
-                help=_did_you_mean(host_id, sorted(by_host)),
+                help=did_you_mean(host_id, sorted(by_host)),
             )
         if name not in by_host[host_id]:
             raise ChainConfigError(
                 f"server `{host_id}` serves no interceptor `{name}`",
-                help=_did_you_mean(name, sorted(by_host[host_id])),
+                help=did_you_mean(name, sorted(by_host[host_id])),
             )
 
 
-def _did_you_mean(word: str, known: list[str]) -> str:
+def did_you_mean(word: str, known: list[str]) -> str:
     close = difflib.get_close_matches(word, known, n=1)
     if close:
         return f"did you mean `{close[0]}`?"

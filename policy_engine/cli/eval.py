@@ -30,12 +30,22 @@ from .options import limit_options, limits_from
     type=click.Choice(["sending", "receiving"]),
     help="Trust-boundary side. Default: a client's (sending requests, receiving responses).",
 )
-@click.option("--only", "names", multiple=True, help="Run only these interceptors.")
+@click.option(
+    "--only",
+    "names",
+    multiple=True,
+    help="Run only these interceptors (repeatable); an unknown name is an error.",
+)
 @click.option(
     "--server", "servers", multiple=True, help="Remote interceptor server: a command or URL."
 )
 @click.option("--chain-config", type=click.Path(exists=True), help="Chain config file (JSON).")
-@click.option("--timeout-ms", type=int, help="Timeout for the whole chain.")
+@click.option(
+    "--timeout-ms",
+    type=click.IntRange(1),
+    help="Deadline for the whole chain. Without it, discovery and each remote call still "
+    "have a default deadline (docs/chain.md, Limits).",
+)
 @click.option("--explain", is_flag=True, help="Print a human trace instead of JSON.")
 @limit_options
 def eval_command(
@@ -90,6 +100,7 @@ def eval_command(
             from ..chain import InterceptorChain
 
             async with InterceptorChain.connect(servers=list(servers), config=config) as chain:
+                chain.check_selection(params.interceptors)
                 return await chain.execute(params, side=chosen)  # type: ignore[arg-type]
         return await run_local_chain(provider, params, chosen, list(servers), config)  # type: ignore[arg-type]
 

@@ -3,7 +3,6 @@ instead of tracebacks."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, NoReturn
 
@@ -11,6 +10,7 @@ import click
 
 from ..compiler import CompileError, Limits, PolicySet, compile_policies
 from ..language.pipeline import expand_paths
+from ..wire.json_text import JSONTextError, loads
 from .exit_codes import ExitCode
 
 
@@ -20,9 +20,10 @@ def fail(message: str, code: ExitCode = ExitCode.USAGE) -> NoReturn:
 
 
 def load_json(text: str, what: str) -> Any:
+    """Strict JSON (``wire.json_text``): ``NaN`` and ``Infinity`` are refused, as on the wire."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
+        return loads(text)
+    except JSONTextError as exc:
         fail(f"{what} is not valid JSON: {exc}")
 
 

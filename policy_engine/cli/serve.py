@@ -1,31 +1,40 @@
 """`policyc serve PATH...`: compiled policies as an MCP interceptor server.
 
 stdio by default; `--http HOST:PORT` for streamable HTTP (127.0.0.1 unless a
-host is named). `--watch` recompiles on change and keeps the last good set
-when an edit does not compile.
+host is named; another address needs auth or an explicit opt-in). `--watch`
+recompiles on change and keeps the last good set when an edit does not
+compile or would drop interceptors. Every resource a client controls is
+bounded; the options below change the bounds (docs/server.md, "Limits and how
+to change them").
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import click
 
+from . import serve_options
 from .exit_codes import ExitCode
 from .inputs import compile_or_exit, fail
 from .options import limit_options, limits_from
 
 
 def parse_listen(value: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[IPV6]:PORT`` or ``PORT``; a usage error otherwise."""
     host, sep, port = value.rpartition(":")
     if not sep:
         host, port = "127.0.0.1", value
     if not port.isdigit() or not 0 <= int(port) <= 65535:
-        fail(f"--http wants HOST:PORT or PORT, not `{value}`")
+        fail(f"--http wants HOST:PORT, [IPV6]:PORT or PORT, not `{value}`")
+    if ":" in host and not (host.startswith("[") and host.endswith("]")):
+        fail(f"--http: write an IPv6 address in brackets, as in [::1]:{port}")
     return host or "127.0.0.1", int(port)
 
 
@@ -51,6 +60,7 @@ def parse_listen(value: str) -> tuple[str, int]:
     "--allowed-host", "allowed_hosts", multiple=True, help="Extra Host header values to accept."
 )
 @limit_options
+@serve_options.limit_options
 def serve(
     paths: tuple[str, ...],
     listen: str | None,
@@ -62,32 +72,81 @@ def serve(
     allowed_hosts: tuple[str, ...],
     max_payload_bytes: int,
     max_depth: int,
+    **bounds: Any,
 ) -> None:
     """Serve policies as SEP-2624 interceptors (interceptors/list, interceptor/invoke)."""
     from ..compiler import compile_policies
     from ..server import (
         AuthConfigError,
         DecisionLog,
+        ListenError,
         ProviderSource,
         Reloader,
+        TransportLimits,
         serve_http,
         serve_stdio,
         static_source,
         token_from_env,
     )
+    from ..server import (
+        listen as bind_listener,
+    )
+    from ..server.decision_log import DecisionLogError, DecisionLogSettings
+    from ..server.limits import message_limit
     from ..wire import InterceptorProvider
 
     limits = limits_from(max_payload_bytes, max_depth)
+    transport = TransportLimits(
+        max_message_bytes=message_limit(max_payload_bytes),
+        max_in_flight=bounds["max_in_flight"],
+        header_timeout=bounds["header_timeout"],
+        body_timeout=bounds["body_timeout"],
+        idle_timeout=bounds["idle_timeout"],
+        session_idle_timeout=bounds["session_idle_timeout"],
+        max_sessions=bounds["max_sessions"],
+        max_connections=bounds["max_connections"],
+    )
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="policyc: %(message)s")
-    if listen is None and (auth_token_env or stateless or allowed_hosts):
-        fail("--auth-token-env, --stateless and --allowed-host need --http")
+    if listen is None and (
+        auth_token_env or stateless or allowed_hosts or bounds["allow_unauthenticated_remote"]
+    ):
+        fail(
+            "--auth-token-env, --stateless, --allowed-host and "
+            "--allow-unauthenticated-remote need --http"
+        )
     token = None
     if auth_token_env:
         try:
             token = token_from_env(auth_token_env)
         except AuthConfigError as exc:
             fail(str(exc))
-    log = DecisionLog.open(decision_log, include_payloads=log_payloads) if decision_log else None
+    sock = None
+    host = "127.0.0.1"
+    if listen is not None:
+        host, port = parse_listen(listen)
+        try:
+            sock = bind_listener(
+                host,
+                port,
+                auth_configured=token is not None,
+                allow_unauthenticated_remote=bounds["allow_unauthenticated_remote"],
+            )
+        except ListenError as exc:
+            fail(str(exc))
+    log = None
+    if decision_log:
+        settings = DecisionLogSettings(
+            include_payloads=log_payloads,
+            max_bytes=bounds["decision_log_max_bytes"] or None,
+            backups=bounds["decision_log_backups"],
+            queue_lines=bounds["decision_log_queue"],
+            complete=bounds["decision_log_complete"],
+        )
+        try:
+            log = DecisionLog(decision_log, settings)
+        except DecisionLogError as exc:
+            fail(str(exc))
+        signal.signal(signal.SIGHUP, lambda _sig, _frame: log.reopen() if log else None)
     reloader: Reloader | None = None
     if watch:
 
@@ -95,7 +154,7 @@ def serve(
             return compile_policies(watched, limits)
 
         compile_or_exit(paths, limits)  # report the first compile's errors the usual way
-        reloader = Reloader([Path(p) for p in paths], load)
+        reloader = Reloader([Path(p) for p in paths], load, allow_shrink=bounds["allow_shrink"])
         source: ProviderSource = reloader.cell
     else:
         source = static_source(compile_or_exit(paths, limits))
@@ -104,10 +163,9 @@ def serve(
         async with anyio.create_task_group() as group:
             if reloader is not None:
                 group.start_soon(reloader.run)
-            if listen is None:
-                await serve_stdio(source, decision_log=log)
+            if sock is None:
+                await serve_stdio(source, decision_log=log, limits=transport)
             else:
-                host, port = parse_listen(listen)
 
                 def ready(bound: int) -> None:
                     click.echo(f"policyc: serving on http://{host}:{bound}/mcp", err=True)
@@ -115,12 +173,13 @@ def serve(
                 await serve_http(
                     source,
                     host=host,
-                    port=port,
                     auth_token=token,
                     stateless=stateless,
                     decision_log=log,
                     ready=ready,
                     allowed_hosts=allowed_hosts,
+                    limits=transport,
+                    sock=sock,
                 )
             group.cancel_scope.cancel()
 
@@ -131,4 +190,6 @@ def serve(
     finally:
         if log is not None:
             log.close()
+        if sock is not None:
+            sock.close()
     sys.exit(ExitCode.SUCCESS)

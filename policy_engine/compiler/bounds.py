@@ -2,13 +2,17 @@
 
 Checked in one iterative walk (no recursion, so a hostile 100,000-level
 payload cannot raise RecursionError) that stops as soon as a limit is passed.
+The same walk refuses non-finite numbers (NaN, Infinity): they are not JSON,
+and every comparison with NaN is false, so a `>` rule would let one through.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import isfinite
 from typing import Any
 
+from ..language.path_syntax import format_location
 from ..wire.errors import InterceptorError, invalid_params
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
@@ -64,6 +68,45 @@ def check_bounds(payload: Any, limits: Limits, interceptor: str) -> int:
             budget -= len(value) + 2
         else:
             budget -= 5
+            if isinstance(value, float) and not isfinite(value):
+                raise non_finite(interceptor, "payload", payload)
         if budget < 0:
             raise payload_too_large(interceptor, limits)
     return limits.max_bytes - budget
+
+
+def find_non_finite(value: Any) -> tuple[str | int, ...] | None:
+    """Where the first NaN or +-Infinity sits in ``value``, if one does (iterative)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, location = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, (*location, k)) for k, v in reversed(item.items()))
+        elif isinstance(item, list | tuple):
+            stack.extend((v, (*location, i)) for i, v in reversed(list(enumerate(item))))
+        elif isinstance(item, float) and not isfinite(item):
+            return location
+    return None
+
+
+def non_finite(interceptor: str, what: str, value: Any) -> InterceptorError:
+    """-32602 naming where the non-finite number is (its path, never its neighbours)."""
+    location = find_non_finite(value) or ()
+    relative = format_location(location)
+    path = (
+        relative
+        if relative.startswith("$")
+        else f"${'' if relative.startswith('[') else '.'}{relative}"
+    )
+    return invalid_params(
+        f"{what} holds a non-finite number (NaN or Infinity) at `{path}`; JSON has none",
+        interceptor=interceptor,
+        field=what,
+        path=path,
+    )
+
+
+def check_finite(value: Any, interceptor: str, what: str) -> None:
+    """-32602 when ``value`` (a config or context object) holds NaN or +-Infinity."""
+    if find_non_finite(value) is not None:
+        raise non_finite(interceptor, what, value)

@@ -3,7 +3,8 @@
 A regex can find something shaped like a card number, an IBAN or a secret, but
 not tell a real one from a lookalike: that takes a checksum or a statistic.
 ``BuiltinPattern.check`` names one of ``CANDIDATE_CHECKS``; the compiler calls
-it with the matched text (group 0) and drops the match when it returns False.
+it with the value (the pattern's ``value`` group, or the whole match without
+one) and drops the match when it returns False.
 They run once per candidate, never per input character, so each is a single
 linear pass with no allocation beyond small ints. None of them raises on any
 ``str``: arbitrary text yields False, never an exception.
@@ -48,10 +49,11 @@ from types import MappingProxyType
 __all__ = [
     "CANDIDATE_CHECKS",
     "IBAN_LENGTHS",
-    "assigned_value",
     "high_entropy",
     "iban_valid",
+    "ipv6_plausible",
     "luhn_valid",
+    "password_check",
     "secret_value_check",
 ]
 
@@ -133,9 +135,9 @@ def iban_valid(s: str) -> bool:
 def high_entropy(s: str, min_bits_per_char: float = 3.0) -> bool:
     """True if the Shannon entropy of ``s`` is at least ``min_bits_per_char`` per char.
 
-    Give it the value only (see ``assigned_value``): the label would add
-    letters and inflate the figure. Generated keys score about 4-5.5 bits per
-    character; repeated or sequential placeholders score far lower. The
+    Give it the value only: a label would add letters and inflate the
+    figure. Generated keys score about 4-5.5 bits per character; repeated or
+    sequential placeholders score far lower. The
     empty string has no entropy and is False.
     """
     n = len(s)
@@ -150,43 +152,56 @@ def high_entropy(s: str, min_bits_per_char: float = 3.0) -> bool:
     return bits + 1e-9 >= min_bits_per_char
 
 
-def assigned_value(match: str) -> str:
-    """The value part of a ``label = value`` / ``"label": "value"`` match.
-
-    Everything after the first ``:`` or ``=``, minus the rest of the
-    assignment operator (``=>``, ``:=``), whitespace and quotes. The label
-    never contains those characters, so the first one starts the operator.
-    Text without an operator is returned unchanged.
-    """
-    cut = min((i for i in (match.find(":"), match.find("=")) if i >= 0), default=-1)
-    if cut < 0:
-        return match
-    return match[cut + 1 :].lstrip("=> \t\r\n\f\v\"'")
-
-
 def _character_kinds(s: str) -> int:
-    """How many of ASCII lowercase, uppercase and digits occur in ``s``."""
+    """How many of ASCII lowercase, uppercase and digits occur at least twice in ``s``.
+
+    Twice, so that one digit in a written name (``unigram-v2``) does not make
+    it look generated; a random key of 16 or more characters has several of
+    each kind it draws from.
+    """
     lower = upper = digit = 0
     for ch in s:
         if "a" <= ch <= "z":
-            lower = 1
+            lower += 1
         elif "A" <= ch <= "Z":
-            upper = 1
+            upper += 1
         elif "0" <= ch <= "9":
-            digit = 1
-    return lower + upper + digit
+            digit += 1
+    return (lower >= 2) + (upper >= 2) + (digit >= 2)
 
 
-def secret_value_check(match: str) -> bool:
-    """The "entropy" check: the assigned value looks generated, not written.
+def secret_value_check(value: str) -> bool:
+    """The "entropy" check: the value looks generated, not written.
 
     Shannon entropy alone (>= 3.0 bits/char) passes prose such as
     ``my-very-long-but-plain`` (3.8) and counters such as ``1234567890123456``
     (3.25), so the value must also mix at least two of lowercase, uppercase
-    and digits, as generated keys (base62, base64, hex) practically always do.
+    and digits (each at least twice), as generated keys (base62, base64, hex)
+    practically always do.
     """
-    value = assigned_value(match)
     return _character_kinds(value) >= 2 and high_entropy(value)
+
+
+def ipv6_plausible(value: str) -> bool:
+    """The "ipv6" check: an address has a digit; ``a::b`` and ``dead::beef`` are words."""
+    return any("0" <= ch <= "9" for ch in value)
+
+
+# Written where a password belongs in examples and templates.
+_PLACEHOLDER_PASSWORDS = frozenset(
+    {"password", "passwd", "pass", "pwd", "secret", "changeme", "example", "redacted", "hidden"}
+)
+
+
+def password_check(value: str) -> bool:
+    """The "password" check: not a placeholder, a reference or a mask.
+
+    ``password``, ``${DB_PASSWORD}``, ``$(cat ...)``, ``<password>``,
+    ``%(pw)s`` and ``****`` stand where a password would go; they are not one.
+    """
+    if value.lower() in _PLACEHOLDER_PASSWORDS or value[:1] in ("$", "<", "%", "{"):
+        return False
+    return len(set(value)) > 2
 
 
 CANDIDATE_CHECKS: Mapping[str, Callable[[str], bool]] = MappingProxyType(
@@ -194,5 +209,7 @@ CANDIDATE_CHECKS: Mapping[str, Callable[[str], bool]] = MappingProxyType(
         "luhn": luhn_valid,
         "iban": iban_valid,
         "entropy": secret_value_check,
+        "ipv6": ipv6_plausible,
+        "password": password_check,
     }
 )

@@ -5,21 +5,29 @@ JSONPath that selects several values, none when it selects nothing. A
 condition returns a *witness* when it holds (the location that made it true,
 possibly empty) and None when it does not, so a rule that fires can name the
 offending field without a second pass. Unquantified predicates mean "any".
+
+Negation is pushed down to the predicates (`not any x P` is `all x not P`),
+so `not`, `not matches`, `not like` and `unless` name the value that failed.
 """
 
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
+from urllib.parse import unquote
 
 from ..language import ast
 from ..language.model import ResolvedPattern
+from ..language.path_filters import element_path
 from ..language.path_syntax import parse_path
 from .jsonpath import CompiledPath, compile_path
 from .match_groups import GroupIndex, MatchGroup, pattern_key
 from .matchers import GlobMatcher, TextMatcher, pattern_specs
+from .values import compare, json_equal
 
 Location = tuple[str | int, ...]
 Candidate = tuple[Any, Location]
@@ -50,11 +58,22 @@ class CompileEnv:
     groups: GroupIndex = field(default_factory=dict)
 
     def path(self, source: str) -> CompiledPath:
+        """``$`` paths read the payload; ``@`` paths (in a filter) read the element."""
         compiled = self.paths.get(source)
         if compiled is None:
-            compiled = compile_path(parse_path(source))
+            absolute = element_path(source) if source.startswith("@") else source
+            compiled = compile_path(parse_path(absolute), element_test=self.element_test)
             self.paths[source] = compiled
         return compiled
+
+    def element_test(self, condition: ast.Condition) -> Callable[[Any], bool]:
+        """A filter's condition as a test on one element (it reads only `@` and literals)."""
+        holds = compile_condition(condition, self)
+
+        def test(element: Any) -> bool:
+            return holds(EvalContext(element, "", "", {}, {})) is not None
+
+        return test
 
 
 # ------------------------------------------------------------------ values
@@ -74,25 +93,6 @@ def json_type(value: Any) -> str:
     if isinstance(value, list):
         return "list"
     return "object"
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """JSON equality: `true` is not `1`, and lists compare element-wise by the same rule."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    return (
-        bool(a == b)
-        and type(a) in (int, float, str, type(None))
-        and (isinstance(b, int | float) if isinstance(a, int | float) else type(a) is type(b))
-    )
-
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def json_size(value: Any) -> int:
@@ -146,19 +146,55 @@ def _length(value: Any) -> Any:
     return len(value) if isinstance(value, str | list | dict) else None
 
 
+# Characters that render as nothing and split a word without changing how it looks.
+ZERO_WIDTH = frozenset(
+    "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
+)
+
+
+def normalize_text(text: str) -> str:
+    """NFKC (full-width and compatibility forms folded), zero-width characters removed."""
+    folded = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in folded if c not in ZERO_WIDTH)
+
+
+def url_decode(text: str) -> str:
+    """One pass of percent-decoding (`%2e%2e%2f` is `../`); `+` stays a plus."""
+    return unquote(text, errors="replace")
+
+
+_STRING_MAPS: dict[str, Callable[[str], str]] = {
+    "lower": str.lower,
+    "upper": str.upper,
+    "url_decode": url_decode,
+    "normalize": normalize_text,
+}
+
+
 def _call_operand(node: ast.Call, env: CompileEnv) -> OperandFn:
     argument = compile_operand(node.argument, env)
     if node.function == "count":
         return lambda ctx: [(len(argument(ctx)), NO_LOCATION)]
+    if node.function == "keys":
+
+        def keys(ctx: EvalContext) -> list[Candidate]:
+            # Each key of each object, located at its member: the key's path.
+            return [
+                (key, (*location, key))
+                for value, location in argument(ctx)
+                if isinstance(value, dict)
+                for key in value
+            ]
+
+        return keys
     mapping: Callable[[Any], Any]
     if node.function == "length":
         mapping = _length
     elif node.function == "size":
         mapping = json_size
-    elif node.function == "lower":
-        mapping = lambda v: v.lower() if isinstance(v, str) else None  # noqa: E731
     else:
-        mapping = lambda v: v.upper() if isinstance(v, str) else None  # noqa: E731
+        text_map = _STRING_MAPS[node.function]
+        mapping = lambda v: text_map(v) if isinstance(v, str) else None  # noqa: E731
 
     def apply(ctx: EvalContext) -> list[Candidate]:
         out = []
@@ -173,10 +209,10 @@ def _call_operand(node: ast.Call, env: CompileEnv) -> OperandFn:
 
 # -------------------------------------------------------------- predicates
 
+Test = Callable[[Any, EvalContext], bool]
 
-def _quantified(
-    subject: OperandFn, quantifier: ast.Quantifier, test: Callable[[Any, EvalContext], bool]
-) -> ConditionFn:
+
+def _quantified(subject: OperandFn, quantifier: ast.Quantifier, test: Test) -> ConditionFn:
     """Apply ``test`` to every candidate: any (default) or all (true when there are none)."""
     if quantifier == "all":
 
@@ -198,61 +234,27 @@ def _quantified(
     return some
 
 
-def _compare(op: str, left: Any, right: Any) -> bool:
-    if op == "==":
-        return json_equal(left, right)
-    if op == "!=":
-        return not json_equal(left, right)
-    if not (is_number(left) and is_number(right)):
-        return False
-    if op == "<":
-        return bool(left < right)
-    if op == "<=":
-        return bool(left <= right)
-    if op == ">":
-        return bool(left > right)
-    return bool(left >= right)
-
-
 def _first(operand: OperandFn, ctx: EvalContext) -> tuple[bool, Any]:
     values = operand(ctx)
     return (True, values[0][0]) if values else (False, None)
 
 
-def compile_condition(node: ast.Condition, env: CompileEnv) -> ConditionFn:
+def compile_condition(node: ast.Condition, env: CompileEnv, negate: bool = False) -> ConditionFn:
+    """The condition (or, with ``negate``, its negation) as a witness-returning closure."""
     if isinstance(node, ast.Constant):
-        result = NO_LOCATION if node.value else None
+        result = NO_LOCATION if node.value != negate else None
         return lambda ctx: result
     if isinstance(node, ast.Not):
-        inner = compile_condition(node.operand, env)
-        return lambda ctx: NO_LOCATION if inner(ctx) is None else None
-    if isinstance(node, ast.And):
-        parts = [compile_condition(c, env) for c in node.operands]
-
-        def conjunction(ctx: EvalContext) -> Location | None:
-            witness: Location = NO_LOCATION
-            for part in parts:
-                found = part(ctx)
-                if found is None:
-                    return None
-                witness = witness or found
-            return witness
-
-        return conjunction
-    if isinstance(node, ast.Or):
-        alternatives = [compile_condition(c, env) for c in node.operands]
-
-        def disjunction(ctx: EvalContext) -> Location | None:
-            for alternative in alternatives:
-                found = alternative(ctx)
-                if found is not None:
-                    return found
-            return None
-
-        return disjunction
+        return compile_condition(node.operand, env, not negate)
+    if isinstance(node, ast.And | ast.Or):
+        parts = [compile_condition(c, env, negate) for c in node.operands]
+        # De Morgan: a negated `and` is an `or` of negated parts, and back.
+        if isinstance(node, ast.And) != negate:
+            return _conjunction(parts)
+        return _disjunction(parts)
     if isinstance(node, ast.Exists):
         path = env.path(node.path.source)
-        if node.negated:
+        if node.negated != negate:
             return lambda ctx: None if path.find(ctx.payload) else NO_LOCATION
 
         def present(ctx: EvalContext) -> Location | None:
@@ -260,36 +262,65 @@ def compile_condition(node: ast.Condition, env: CompileEnv) -> ConditionFn:
             return found[0][1] if found else None
 
         return present
-    return _compile_predicate(node, env)
+    quantifier: ast.Quantifier = node.quantifier
+    if negate:  # not (any x P) is (all x not P), and not (all x P) is (any x not P)
+        quantifier = "any" if quantifier == "all" else "all"
+    if isinstance(node, ast.Matches) and isinstance(node.subject, ast.PathRef):
+        grouped = env.groups.get((node.subject.source, pattern_key(node.pattern)))
+        if grouped is not None:
+            return _grouped_matches(*grouped, quantifier, node.negated != negate)
+    subject, test = _predicate(node, env)
+    if negate:
+        positive = test
+        test = lambda value, ctx: not positive(value, ctx)  # noqa: E731
+    return _quantified(subject, quantifier, test)
 
 
-def _compile_predicate(node: ast.Condition, env: CompileEnv) -> ConditionFn:
+def _conjunction(parts: list[ConditionFn]) -> ConditionFn:
+    def conjunction(ctx: EvalContext) -> Location | None:
+        witness: Location = NO_LOCATION
+        for part in parts:
+            found = part(ctx)
+            if found is None:
+                return None
+            witness = witness or found
+        return witness
+
+    return conjunction
+
+
+def _disjunction(parts: list[ConditionFn]) -> ConditionFn:
+    def disjunction(ctx: EvalContext) -> Location | None:
+        for part in parts:
+            found = part(ctx)
+            if found is not None:
+                return found
+        return None
+
+    return disjunction
+
+
+def _predicate(node: ast.Condition, env: CompileEnv) -> tuple[OperandFn, Test]:
+    """A predicate as its subject, quantifier and per-candidate test."""
     if isinstance(node, ast.Compare):
         right = compile_operand(node.right, env)
         op = node.op
 
-        def compare(value: Any, ctx: EvalContext) -> bool:
+        def compared(value: Any, ctx: EvalContext) -> bool:
             found, other = _first(right, ctx)
-            return found and _compare(op, value, other)
+            return found and compare(op, value, other)
 
-        return _quantified(compile_operand(node.left, env), node.quantifier, compare)
+        return compile_operand(node.left, env), compared
     if isinstance(node, ast.Matches):
-        if isinstance(node.subject, ast.PathRef):
-            grouped = env.groups.get((node.subject.source, pattern_key(node.pattern)))
-            if grouped is not None:
-                return _grouped_matches(*grouped, node.quantifier)
         matcher = TextMatcher(pattern_specs([node.pattern], env.patterns))
-        return _quantified(
-            compile_operand(node.subject, env),
-            node.quantifier,
-            lambda value, ctx: isinstance(value, str) and matcher.search(value),
-        )
+
+        def matched(value: Any, ctx: EvalContext) -> bool:
+            return isinstance(value, str) and matcher.search(value)
+
+        return compile_operand(node.subject, env), _maybe_not(matched, node)
     if isinstance(node, ast.Like):
         test = _like_test(node)
-        if node.negated:
-            matches = test
-            test = lambda value, ctx: not matches(value, ctx)  # noqa: E731
-        return _quantified(compile_operand(node.subject, env), node.quantifier, test)
+        return compile_operand(node.subject, env), _maybe_not(test, node)
     if isinstance(node, ast.In):
         container = compile_operand(node.container, env)
         negated = node.negated
@@ -303,7 +334,18 @@ def _compile_predicate(node: ast.Condition, env: CompileEnv) -> ConditionFn:
             )
             return not inside if negated else inside
 
-        return _quantified(compile_operand(node.subject, env), node.quantifier, member)
+        return compile_operand(node.subject, env), member
+    if isinstance(node, ast.TextTest):
+        needle = compile_operand(node.needle, env)
+        method = _TEXT_TESTS[node.function]
+
+        def text_test(value: Any, ctx: EvalContext) -> bool:
+            found, part = _first(needle, ctx)
+            return (
+                found and isinstance(value, str) and isinstance(part, str) and method(value, part)
+            )
+
+        return compile_operand(node.subject, env), text_test
     assert isinstance(node, ast.IsType)
     wanted = node.type_name
 
@@ -311,16 +353,37 @@ def _compile_predicate(node: ast.Condition, env: CompileEnv) -> ConditionFn:
         actual = json_type(value)
         return actual == wanted or (wanted == "number" and actual == "int")
 
-    return _quantified(compile_operand(node.subject, env), node.quantifier, has_type)
+    return compile_operand(node.subject, env), has_type
 
 
-def _grouped_matches(group: MatchGroup, index: int, quantifier: ast.Quantifier) -> ConditionFn:
-    """`matches` answered from the group's shared scan (see match_groups.py)."""
+_TEXT_TESTS: dict[str, Callable[[str, str], bool]] = {
+    "contains": lambda text, part: part in text,
+    "starts_with": str.startswith,
+    "ends_with": str.endswith,
+}
+
+
+def _maybe_not(test: Test, node: ast.Matches | ast.Like) -> Test:
+    """`x not matches P` / `x not like G`: a candidate that does not match passes."""
+    if not node.negated:
+        return test
+    return lambda value, ctx: not test(value, ctx)
+
+
+def _grouped_matches(
+    group: MatchGroup, index: int, quantifier: ast.Quantifier, negated: bool
+) -> ConditionFn:
+    """`matches` answered from the group's shared scan (see match_groups.py);
+    ``negated`` tests "does not match" instead."""
+
+    def passes(hits: frozenset[int]) -> bool:
+        return (index in hits) != negated
+
     if quantifier == "all":
 
         def every(ctx: EvalContext) -> Location | None:
             scanned = group.scan(ctx.payload, ctx.memo)
-            if any(index not in hits for _, _, hits in scanned):
+            if any(not passes(hits) for _, _, hits in scanned):
                 return None
             return scanned[0][1] if scanned else NO_LOCATION
 
@@ -328,28 +391,31 @@ def _grouped_matches(group: MatchGroup, index: int, quantifier: ast.Quantifier) 
 
     def some(ctx: EvalContext) -> Location | None:
         for _, location, hits in group.scan(ctx.payload, ctx.memo):
-            if index in hits:
+            if passes(hits):
                 return location
         return None
 
     return some
 
 
-def _like_test(node: ast.Like) -> Callable[[Any, EvalContext], bool]:
+@lru_cache(maxsize=256)
+def glob_matcher(globs: tuple[str, ...]) -> GlobMatcher:
+    """Matchers for globs that arrive in config, shared and bounded (LRU): a caller
+    sending a new list on every invoke costs a compile, never unbounded memory."""
+    return GlobMatcher(globs)
+
+
+def _like_test(node: ast.Like) -> Test:
     if isinstance(node.globs, tuple):
         matcher = GlobMatcher(node.globs)
         return lambda value, ctx: isinstance(value, str) and matcher.matches(value)
     name = node.globs.name
-    cache: dict[tuple[str, ...], GlobMatcher] = {}
 
     def by_param(value: Any, ctx: EvalContext) -> bool:
         globs = ctx.params.get(name)
         key = (
             tuple(globs) if isinstance(globs, list) else (globs,) if isinstance(globs, str) else ()
         )
-        matcher = cache.get(key)
-        if matcher is None:
-            matcher = cache[key] = GlobMatcher(key)
-        return isinstance(value, str) and matcher.matches(value)
+        return isinstance(value, str) and glob_matcher(key).matches(value)
 
     return by_param

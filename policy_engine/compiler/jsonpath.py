@@ -27,7 +27,6 @@ comes back.
 from __future__ import annotations
 
 import enum
-import operator
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final, TypeAlias, TypeVar
 
@@ -41,10 +40,13 @@ from ..language.path_syntax import (
     Step,
     Wildcard,
 )
+from .values import compare
 
 Location: TypeAlias = tuple[str | int, ...]
 Match: TypeAlias = tuple[Any, Location]
 UpdateFn: TypeAlias = Callable[[Any, Location], Any]
+# Compiles a filter's language condition into a test on one element.
+ElementTest: TypeAlias = Callable[[Any], Callable[[Any], bool]]
 
 DEFAULT_MAX_DEPTH: Final = 64
 
@@ -140,8 +142,8 @@ def _select_slice(step: Slice) -> _Selector:
     return select
 
 
-def _select_filter(step: Filter) -> _Selector:
-    test = _compile_test(step)
+def _select_filter(step: Filter, element_test: ElementTest | None) -> _Selector:
+    test = _compile_test(step, element_test)
 
     def select(node: Any, loc: Location, out: list[Match]) -> None:
         if type(node) is dict:
@@ -222,7 +224,7 @@ def _select_descend_fields(names: tuple[str, ...], max_depth: int) -> _Selector:
     return select
 
 
-def _selector(step: Step) -> _Selector:
+def _selector(step: Step, element_test: ElementTest | None) -> _Selector:
     if isinstance(step, Field):
         return _select_fields(step.names)
     if isinstance(step, Wildcard):
@@ -232,11 +234,13 @@ def _selector(step: Step) -> _Selector:
     if isinstance(step, Slice):
         return _select_slice(step)
     if isinstance(step, Filter):
-        return _select_filter(step)
+        return _select_filter(step, element_test)
     raise TypeError(f"not a selecting step: {step!r}")
 
 
-def _selectors(steps: tuple[Step, ...], max_depth: int) -> list[_Selector]:
+def _selectors(
+    steps: tuple[Step, ...], max_depth: int, element_test: ElementTest | None
+) -> list[_Selector]:
     """One selector per step; ``..`` followed by names becomes a single fused walk."""
     selectors: list[_Selector] = []
     position = 0
@@ -250,7 +254,7 @@ def _selectors(steps: tuple[Step, ...], max_depth: int) -> list[_Selector]:
         if isinstance(step, Descend):
             selectors.append(_select_descend(max_depth))
         else:
-            selectors.append(_selector(step))
+            selectors.append(_selector(step, element_test))
         position += 1
     return selectors
 
@@ -283,29 +287,6 @@ def _chain(selectors: list[_Selector]) -> _Finder:
 
 # --------------------------------------------------------------------------- filters
 
-# Equality-only outcomes (RFC 9535 2.3.5.2.2, as jsonpath-ng implements them):
-# for null, booleans and values of different kinds, ordering reduces to equality.
-_EQUALITY_ONLY: Final[dict[str, Callable[[bool], bool]]] = {
-    "==": lambda equal: equal,
-    "!=": lambda equal: not equal,
-    "<=": lambda equal: equal,
-    ">=": lambda equal: equal,
-    "<": lambda equal: False,
-    ">": lambda equal: False,
-}
-_ORDERED: Final[dict[str, Callable[[Any, Any], bool]]] = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
 
 def _compile_target(target: tuple[Step, ...]) -> Callable[[Any], Any]:
     """Resolve ``@.a[0]`` on a candidate; ``_MISSING`` when any step finds nothing."""
@@ -328,39 +309,25 @@ def _compile_target(target: tuple[Step, ...]) -> Callable[[Any], Any]:
     return resolve
 
 
-def _compile_comparison(op: str, literal: Any) -> Callable[[Any], bool]:
-    """``value OP literal`` for a present value: bool is never a number, kinds never mix."""
-    if literal is None:
-        on_null = _EQUALITY_ONLY[op]
-        return lambda value: on_null(value is None)
-    if isinstance(literal, bool):
-        on_bool = _EQUALITY_ONLY[op]
-        return lambda value: on_bool(value is literal)
-    ordered = _ORDERED[op]
-    mismatch = op == "!="
-    same_kind: Callable[[Any], bool] = (
-        (lambda value: isinstance(value, str)) if isinstance(literal, str) else _is_number
-    )
+def _compile_test(step: Filter, element_test: ElementTest | None) -> Callable[[Any], bool]:
+    """The filter's test on one element, with the language's comparison semantics.
 
-    def compare(value: Any) -> bool:
-        if same_kind(value):
-            return ordered(value, literal)
-        return mismatch
-
-    return compare
-
-
-def _compile_test(step: Filter) -> Callable[[Any], bool]:
+    A filter written with the language's predicates is compiled by ``element_test``
+    (the compiler's condition compiler); plain comparisons are answered here.
+    """
+    if step.condition is not None:
+        if element_test is None:
+            raise ValueError(f"a filter with a condition needs a condition compiler: {step!r}")
+        return element_test(step.condition)
     resolve = _compile_target(step.target)
     if step.op == "exists":
         return lambda candidate: resolve(candidate) is not _MISSING
-    compare = _compile_comparison(step.op, step.value)
-    # A missing member equals nothing, so only `!=` holds (as in jsonpath-ng).
-    when_missing = step.op == "!="
+    op, literal = step.op, step.value
 
     def test(candidate: Any) -> bool:
         value = resolve(candidate)
-        return when_missing if value is _MISSING else compare(value)
+        # A missing member makes every comparison false, `!=` included (values.py).
+        return value is not _MISSING and compare(op, value, literal)
 
     return test
 
@@ -496,7 +463,7 @@ def _update_elements(
     return copy, changed
 
 
-def _updater(step: Step, inner: _Updater) -> _Updater:
+def _updater(step: Step, inner: _Updater, element_test: ElementTest | None) -> _Updater:
     """Wrap ``inner`` (the rest of the path) with the update for one selecting step."""
     if isinstance(step, Field):
         names = tuple(dict.fromkeys(step.names))  # ['a','a'] changes `a` once
@@ -509,7 +476,7 @@ def _updater(step: Step, inner: _Updater) -> _Updater:
 
         return update_fields
     if isinstance(step, Wildcard | Filter):
-        test = _compile_test(step) if isinstance(step, Filter) else None
+        test = _compile_test(step, element_test) if isinstance(step, Filter) else None
 
         def update_children(node: Any, loc: Location, fn: UpdateFn) -> tuple[Any, int]:
             if type(node) is dict:
@@ -553,11 +520,11 @@ def _positions(step: Step) -> Callable[[list[Any]], Iterable[int]]:
     raise TypeError(f"not a selecting step: {step!r}")
 
 
-def _structural_updater(steps: tuple[Step, ...]) -> _Updater:
+def _structural_updater(steps: tuple[Step, ...], element_test: ElementTest | None) -> _Updater:
     """Compose the updaters of a path without ``..``, innermost (the leaf) first."""
     updater: _Updater = _update_leaf
     for step in reversed(steps):
-        updater = _updater(step, updater)
+        updater = _updater(step, updater, element_test)
     return updater
 
 
@@ -647,7 +614,12 @@ class CompiledPath:
 
     __slots__ = ("_dedupe", "_find", "_keys", "_names_only", "_structural", "max_depth", "path")
 
-    def __init__(self, path: PathSyntax, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+    def __init__(
+        self,
+        path: PathSyntax,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        element_test: ElementTest | None = None,
+    ) -> None:
         self.path = path
         self.max_depth = max_depth
         steps = path.steps
@@ -660,11 +632,11 @@ class CompiledPath:
         structural = len(steps) <= _MAX_STRUCTURAL_STEPS and not any(
             isinstance(step, Descend) for step in steps
         )
-        self._structural = _structural_updater(steps) if structural else None
+        self._structural = _structural_updater(steps, element_test) if structural else None
         if self._keys is not None:
             self._find = _singular_finder(self._keys)
         else:
-            self._find = _chain(_selectors(steps, max_depth))
+            self._find = _chain(_selectors(steps, max_depth, element_test))
 
     def __repr__(self) -> str:
         return f"CompiledPath({self.path.source!r})"
@@ -770,8 +742,13 @@ def _may_repeat(steps: tuple[Step, ...]) -> bool:
     )
 
 
-def compile_path(path: PathSyntax, *, max_depth: int = DEFAULT_MAX_DEPTH) -> CompiledPath:
+def compile_path(
+    path: PathSyntax,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    element_test: ElementTest | None = None,
+) -> CompiledPath:
     """Compile ``path`` once; ``..`` raises :class:`PayloadTooDeep` past ``max_depth`` levels."""
     if max_depth < 1:
         raise ValueError("max_depth must be at least 1")
-    return CompiledPath(path, max_depth)
+    return CompiledPath(path, max_depth, element_test)

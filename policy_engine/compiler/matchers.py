@@ -5,6 +5,13 @@ group each, so a value is scanned once however many patterns a rule lists;
 `lastgroup` tells which pattern hit, and only those candidates pay for a
 check such as Luhn. RE2's default memory budget is raised so large
 alternations stay on its fast DFA path instead of falling back.
+
+A pattern may mark the part of its match that is the sensitive value with a
+group named `value` (`api_key=(?P<value>...)`): the hit, its check and any
+replacement then cover that group only, so the label and the context the
+regex needed around it survive. A match whose value group is empty or took no
+part is no hit; a branch without the group thus skips text (RE2 has no
+lookbehind: `version 1.2.3.4` can be consumed and passed over this way).
 """
 
 from __future__ import annotations
@@ -79,6 +86,18 @@ def matchable(text: str) -> str:
 
 
 _GROUP = "_policyc"
+VALUE_GROUP = "value"
+
+
+def value_group(regex: str) -> int:
+    """The index of the pattern's `value` group, 0 (the whole match) without one."""
+    return int(re2.compile(regex, re2_options()).groupindex.get(VALUE_GROUP, 0))
+
+
+def _value_span(match: Any, group: int) -> tuple[int, int]:
+    """The hit's span: the value group's, (-1, -1) when that group took no part."""
+    span: tuple[int, int] = match.span(group)
+    return span
 
 
 def _alternation(specs: Sequence[PatternSpec]) -> re2._Regexp[str] | None:
@@ -102,7 +121,12 @@ class TextMatcher:
 
     def __init__(self, specs: Sequence[PatternSpec]) -> None:
         self.specs = list(specs)
-        plain = [i for i, spec in enumerate(self.specs) if spec.check is None]
+        # A value group skips matches like a failed check does, so such a
+        # pattern gets a pass of its own and never hides another one's hit.
+        self._value = [value_group(spec.regex) for spec in self.specs]
+        plain = [
+            i for i, spec in enumerate(self.specs) if spec.check is None and not self._value[i]
+        ]
         # A user's own group named like ours would confuse `lastgroup`: such a
         # pattern gets a pass of its own instead.
         joinable = [i for i in plain if f"(?P<{_GROUP}" not in self.specs[i].regex]
@@ -128,13 +152,13 @@ class TextMatcher:
 
     def _alone_hits(
         self, index: int, regex: re2._Regexp[str], text: str
-    ) -> list[tuple[int, int, int]]:
+    ) -> Iterator[tuple[int, int, int]]:
         check = self.specs[index].check
-        return [
-            (m.start(), index, m.end())
-            for m in regex.finditer(text)
-            if m.start() != m.end() and (check is None or check(m.group()))
-        ]
+        group = self._value[index]
+        for match in regex.finditer(text):
+            start, end = _value_span(match, group)
+            if start != end and (check is None or check(text[start:end])):
+                yield (start, index, end)
 
     def hits(self, text: str) -> Iterator[Hit]:
         text = matchable(text)
@@ -160,12 +184,10 @@ class TextMatcher:
             return False
         if self._joined is not None and self._joined.search(text) is not None:
             return True
-        for index, regex in self._alone:
-            check = self.specs[index].check
-            for match in regex.finditer(text):
-                if match.start() != match.end() and (check is None or check(match.group())):
-                    return True
-        return False
+        return any(
+            next(self._alone_hits(index, regex, text), None) is not None
+            for index, regex in self._alone
+        )
 
 
 def glob_regex(glob: str) -> str:

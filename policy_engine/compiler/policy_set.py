@@ -34,7 +34,7 @@ from ..wire.errors import (
     timed_out,
     unknown_interceptor,
 )
-from .bounds import Limits, check_bounds
+from .bounds import Limits, check_bounds, check_finite
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
 from .jsonpath import PayloadTooDeep
@@ -177,10 +177,14 @@ class PolicySet:
             raise unknown_interceptor(name, sorted(self._interceptors))
         if not interceptor.descriptor.hooks_event(event, phase):
             raise not_hooked(name, event, phase)
+        if config:
+            check_finite(config, name, "config")
         params = resolve_config(name, interceptor.resolved.params, config)
         size = self._bounded_size(payload, name)
         if isinstance(context, InvocationContext):
             context = context.to_wire()
+        if context:
+            check_finite(context, name, "context")
         return interceptor, EvalContext(payload, event, phase, params, context or {}), size
 
     def _bounded_size(self, payload: Any, name: str) -> int:

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 from ..language import ast
 from ..language.diagnostics import Span
+from ..language.sugar_events import MODEL_PATHS, TOOL_EVENT, TOOL_NAME_PATH
 
 SIZE_UNITS = {None: 1, "b": 1, "kb": 1024, "mb": 1024 * 1024}
-MODEL_PATHS = {
-    "sampling/createMessage": "$.modelPreferences.hints[*].name",
-    "llm/completion": "$.model",
-}
 
 
 def _event_is(name: str, span: Span) -> ast.Condition:
@@ -27,11 +24,11 @@ def lower_list_rule(rule: ast.ListRule) -> ast.CheckRule:
     negated = rule.effect == "allow"
     condition: ast.Condition
     if rule.subject == "tools":
-        name = ast.PathRef("$.name", span=span)
+        name = ast.PathRef(TOOL_NAME_PATH, span=span)
         test: ast.Condition = ast.Like(name, rule.globs, negated=negated, span=span)
         if negated:  # a call that names no tool is not on any allow list
             test = ast.Or((ast.Exists(name, negated=True, span=span), test), span=span)
-        condition = ast.And((_event_is("tools/call", span), test), span=span)
+        condition = ast.And((_event_is(TOOL_EVENT, span), test), span=span)
         default = "tool is not on the allow list" if negated else "tool is on the deny list"
     else:
         branches: list[ast.Condition] = []

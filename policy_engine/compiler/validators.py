@@ -59,17 +59,16 @@ def echo(value: Any) -> str:
 
 @dataclass
 class CompiledCheck:
+    """A check whose ``condition`` already says when it fires (`unless` compiled as
+    the condition's negation, which keeps the witness: the value that failed)."""
+
     ref: RuleRef
     severity: Severity
     condition: ConditionFn
-    unless: bool
     message: str
 
     def fire(self, ctx: EvalContext) -> Location | None:
-        witness = self.condition(ctx)
-        if self.unless:
-            return () if witness is None else None
-        return witness
+        return self.condition(ctx)
 
 
 def compile_check(rule: ast.Rule, ref: RuleRef, env: CompileEnv) -> CompiledCheck:
@@ -78,8 +77,7 @@ def compile_check(rule: ast.Rule, ref: RuleRef, env: CompileEnv) -> CompiledChec
     return CompiledCheck(
         ref,
         SEVERITIES[lowered.severity],
-        compile_condition(lowered.condition, env),
-        lowered.unless,
+        compile_condition(lowered.condition, env, negate=lowered.unless),
         message,
     )
 

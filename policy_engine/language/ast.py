@@ -21,10 +21,17 @@ def _span() -> Any:
 
 @dataclass(frozen=True)
 class PathRef:
-    """A JSONPath into the event payload, kept as written; checked and compiled later."""
+    """A JSONPath into the event payload, kept as written; checked and compiled later.
+
+    Inside a path filter, ``@``-rooted paths (``@.name``) read the element being tested.
+    """
 
     source: str
     span: Span = _span()
+
+    @property
+    def relative(self) -> bool:
+        return self.source.startswith("@")
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,9 @@ class ParamRef:
     span: Span = _span()
 
 
-FunctionName = Literal["length", "size", "count", "lower", "upper"]
+FunctionName = Literal[
+    "length", "size", "count", "lower", "upper", "url_decode", "normalize", "keys"
+]
 
 
 @dataclass(frozen=True)
@@ -111,22 +120,41 @@ class Compare:
 
 @dataclass(frozen=True)
 class Matches:
+    """``x matches P``; ``x not matches P`` (negated) holds for a candidate that does not."""
+
     subject: Operand
     pattern: PatternRef
     quantifier: Quantifier = None
+    negated: bool = False
     span: Span = _span()
 
 
 @dataclass(frozen=True)
 class Like:
-    """Glob match (``*`` and ``?``) against one or more globs or a list param."""
+    """Glob match (``*`` and ``?``) against one or more globs or a list param.
+
+    ``x not like G`` (negated) holds for a candidate that matches no glob, and
+    names it, so an allow list's denial points at the value that broke it.
+    """
 
     subject: Operand
     globs: tuple[str, ...] | ParamRef
     quantifier: Quantifier = None
-    # Set only by the compiler's sugar lowering ("a value not like any glob"),
-    # so an allow list's denial can point at the value that broke it.
     negated: bool = False
+    span: Span = _span()
+
+
+TextFunction = Literal["contains", "starts_with", "ends_with"]
+
+
+@dataclass(frozen=True)
+class TextTest:
+    """``contains(x, s)``, ``starts_with(x, s)``, ``ends_with(x, s)``: substring tests."""
+
+    function: TextFunction
+    subject: Operand
+    needle: Operand
+    quantifier: Quantifier = None
     span: Span = _span()
 
 
@@ -178,7 +206,7 @@ class Or:
     span: Span = _span()
 
 
-Condition = Compare | Matches | Like | In | IsType | Exists | Constant | Not | And | Or
+Condition = Compare | Matches | Like | In | IsType | TextTest | Exists | Constant | Not | And | Or
 
 
 @dataclass(frozen=True)
@@ -282,6 +310,7 @@ class CheckRule:
     unless: bool = False
     message: str | None = None
     code: str | None = None
+    acknowledged: tuple[str, ...] = ()
     span: Span = _span()
 
 
@@ -294,6 +323,7 @@ class ListRule:
     globs: tuple[str, ...] | ParamRef
     message: str | None = None
     code: str | None = None
+    acknowledged: tuple[str, ...] = ()
     span: Span = _span()
 
 
@@ -307,6 +337,7 @@ class LimitRule:
     unit: Literal["b", "kb", "mb"] | None = None
     message: str | None = None
     code: str | None = None
+    acknowledged: tuple[str, ...] = ()
     span: Span = _span()
 
 
@@ -317,6 +348,7 @@ class Redact:
     replacement: str | None = None
     guard: Guard | None = None
     code: str | None = None
+    acknowledged: tuple[str, ...] = ()
     span: Span = _span()
 
 
@@ -328,6 +360,7 @@ class Mask:
     replacement: str | None = None
     guard: Guard | None = None
     code: str | None = None
+    acknowledged: tuple[str, ...] = ()
     span: Span = _span()
 
 
@@ -337,6 +370,7 @@ class Hash:
     patterns: tuple[PatternRef, ...] = ()
     guard: Guard | None = None
     code: str | None = None
+    acknowledged: tuple[str, ...] = ()
     span: Span = _span()
 
 
@@ -349,6 +383,7 @@ class SetValue:
     value: Operand
     guard: Guard | None = None
     code: str | None = None
+    acknowledged: tuple[str, ...] = ()
     span: Span = _span()
 
 
@@ -357,6 +392,7 @@ class Remove:
     path: PathRef
     guard: Guard | None = None
     code: str | None = None
+    acknowledged: tuple[str, ...] = ()
     span: Span = _span()
 
 
@@ -367,6 +403,16 @@ class Truncate:
     replacement: str | None = None
     guard: Guard | None = None
     code: str | None = None
+    acknowledged: tuple[str, ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Acknowledge:
+    """``acknowledge W304 "why"``: the block (or, on a rule's line, the rule) means it."""
+
+    codes: tuple[str, ...]
+    reason: str | None = None
     span: Span = _span()
 
 
@@ -374,7 +420,7 @@ ValidatorRule = CheckRule | ListRule | LimitRule
 MutatorRule = Redact | Mask | Hash | SetValue | Remove | Truncate
 Rule = ValidatorRule | MutatorRule
 Setting = Description | Version | ModeSetting | FailSetting | PrioritySetting | CompatSetting
-Statement = Hook | Setting | ParamDef | Rule
+Statement = Hook | Setting | ParamDef | Acknowledge | Rule
 
 VALIDATOR_RULES = (CheckRule, ListRule, LimitRule)
 # The word a rule is known by in messages, traces and coverage reports.
@@ -398,6 +444,14 @@ MUTATOR_RULES = (Redact, Mask, Hash, SetValue, Remove, Truncate)
 class PatternDef:
     name: str
     regex: RegexLiteral
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class EventDecl:
+    """``event acme/tool/call``: a custom event the set means, even if close to a standard one."""
+
+    events: tuple[EventName, ...]
     span: Span = _span()
 
 
@@ -477,6 +531,22 @@ class ExpectNoMessages:
     span: Span = _span()
 
 
+@dataclass(frozen=True)
+class ExpectNoCode:
+    """``expect no code C``: the rule did not fire (validator) or changed nothing (mutator)."""
+
+    code: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ExpectUnchanged:
+    """``expect unchanged`` (the whole payload) or ``expect unchanged PATH``."""
+
+    path: PathRef | None = None
+    span: Span = _span()
+
+
 TestStatement = (
     Given
     | TestContext
@@ -488,6 +558,18 @@ TestStatement = (
     | ExpectCode
     | ExpectPayload
     | ExpectNoMessages
+    | ExpectNoCode
+    | ExpectUnchanged
+)
+
+EXPECTATIONS = (
+    ExpectDecision,
+    ExpectMessage,
+    ExpectCode,
+    ExpectPayload,
+    ExpectNoMessages,
+    ExpectNoCode,
+    ExpectUnchanged,
 )
 
 
@@ -498,7 +580,7 @@ class TestBlock:
     span: Span = _span()
 
 
-Item = PatternDef | Interceptor | TestBlock
+Item = PatternDef | EventDecl | Interceptor | TestBlock
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from lark import Token, Transformer, Tree, v_args
 from lark.tree import Meta
 
 from . import ast
 from .diagnostics import Span
+
+R = TypeVar("R", bound=ast.Rule)
 
 
 class AstBuildError(Exception):
@@ -84,6 +87,20 @@ class AstBuilder(Transformer[Token, Any]):
                 code = item.name
         return message, code
 
+    @staticmethod
+    def _acknowledged(rule: R, rest: list[Any]) -> R | list[Any]:
+        """An `acknowledge` on the rule's own line is the rule's; on a later line, the block's.
+
+        Statements are not separated by newlines, so the grammar attaches an
+        `acknowledge` that follows a rule to the rule, as it does for `priority`.
+        """
+        ack = next((item for item in rest if isinstance(item, ast.Acknowledge)), None)
+        if ack is None:
+            return rule
+        if ack.span.line == rule.span.line:
+            return dataclasses.replace(rule, acknowledged=ack.codes)
+        return [rule, ack]
+
     # -- top level -----------------------------------------------------------
 
     def start(self, meta: Meta, children: list[Any]) -> tuple[Any, ...]:
@@ -117,6 +134,18 @@ class AstBuilder(Transformer[Token, Any]):
 
     def kind(self, meta: Meta, children: list[Any]) -> str:
         return str(children[0])
+
+    def event_decl(self, meta: Meta, children: list[Any]) -> ast.EventDecl:
+        events = tuple(ast.EventName(str(t), span=self._tspan(t)) for t in children)
+        return ast.EventDecl(events, span=self._span(meta))
+
+    def acknowledge(self, meta: Meta, children: list[Any]) -> ast.Acknowledge:
+        *codes, reason = children
+        return ast.Acknowledge(
+            tuple(str(c) for c in codes),
+            None if reason is None else self._string(reason),
+            span=self._span(meta),
+        )
 
     def header_description(self, meta: Meta, children: list[Any]) -> _Header:
         return _Header("description", self._string(children[0]))
@@ -168,7 +197,7 @@ class AstBuilder(Transformer[Token, Any]):
 
     phase = mode = fail_policy = type_name = severity = guard_word = kind
     list_effect = list_subject = size_unit = quantifier = type_test = function = kind
-    decision = side = kind
+    decision = side = text_test = kind
 
     def description_stmt(self, meta: Meta, children: list[Any]) -> ast.Description:
         return ast.Description(self._string(children[0]), span=self._span(meta))
@@ -215,10 +244,10 @@ class AstBuilder(Transformer[Token, Any]):
     def rule_code(self, meta: Meta, children: list[Any]) -> _Code:
         return _Code(str(children[0]))
 
-    def check_rule(self, meta: Meta, children: list[Any]) -> ast.CheckRule:
+    def check_rule(self, meta: Meta, children: list[Any]) -> Any:
         severity, guard_word, condition, *rest = children
         message, code = self._message_and_code(rest)
-        return ast.CheckRule(
+        rule = ast.CheckRule(
             severity,
             condition,
             unless=guard_word == "unless",
@@ -226,23 +255,26 @@ class AstBuilder(Transformer[Token, Any]):
             code=code,
             span=self._span(meta),
         )
+        return self._acknowledged(rule, rest)
 
-    def list_rule(self, meta: Meta, children: list[Any]) -> ast.ListRule:
+    def list_rule(self, meta: Meta, children: list[Any]) -> Any:
         effect, subject, globs, *rest = children
         message, code = self._message_and_code(rest)
-        return ast.ListRule(effect, subject, globs, message, code, span=self._span(meta))
+        rule = ast.ListRule(effect, subject, globs, message, code, span=self._span(meta))
+        return self._acknowledged(rule, rest)
 
-    def limit_size(self, meta: Meta, children: list[Any]) -> ast.LimitRule:
+    def limit_size(self, meta: Meta, children: list[Any]) -> Any:
         number, unit, *rest = children
         message, code = self._message_and_code(rest)
-        return ast.LimitRule(
+        rule = ast.LimitRule(
             "size", self._number(number), None, unit, message, code, span=self._span(meta)
         )
+        return self._acknowledged(rule, rest)
 
-    def _limit_path(self, kind: str, meta: Meta, children: list[Any]) -> ast.LimitRule:
+    def _limit_path(self, kind: str, meta: Meta, children: list[Any]) -> Any:
         path, number, *rest = children
         message, code = self._message_and_code(rest)
-        return ast.LimitRule(
+        rule = ast.LimitRule(
             kind,  # type: ignore[arg-type]
             self._number(number),
             self._path(path),
@@ -251,11 +283,12 @@ class AstBuilder(Transformer[Token, Any]):
             code,
             span=self._span(meta),
         )
+        return self._acknowledged(rule, rest)
 
-    def limit_length(self, meta: Meta, children: list[Any]) -> ast.LimitRule:
+    def limit_length(self, meta: Meta, children: list[Any]) -> Any:
         return self._limit_path("length", meta, children)
 
-    def limit_count(self, meta: Meta, children: list[Any]) -> ast.LimitRule:
+    def limit_count(self, meta: Meta, children: list[Any]) -> Any:
         return self._limit_path("count", meta, children)
 
     # -- mutator rules -------------------------------------------------------
@@ -276,9 +309,10 @@ class AstBuilder(Transformer[Token, Any]):
         word, condition = children
         return ast.Guard(condition, unless=word == "unless", span=self._span(meta))
 
-    def redact_rule(self, meta: Meta, children: list[Any]) -> ast.Redact:
+    def redact_rule(self, meta: Meta, children: list[Any]) -> Any:
+        *children, ack = children
         path, patterns, replacement, guard, code = children
-        return ast.Redact(
+        rule = ast.Redact(
             self._path(path),
             patterns or (),
             None if replacement is None else replacement.text,
@@ -286,10 +320,12 @@ class AstBuilder(Transformer[Token, Any]):
             _code_name(code),
             span=self._span(meta),
         )
+        return self._acknowledged(rule, [ack])
 
-    def mask_rule(self, meta: Meta, children: list[Any]) -> ast.Mask:
+    def mask_rule(self, meta: Meta, children: list[Any]) -> Any:
+        *children, ack = children
         path, patterns, keep, replacement, guard, code = children
-        return ast.Mask(
+        rule = ast.Mask(
             self._path(path),
             patterns or (),
             None if keep is None else keep.count,
@@ -298,24 +334,32 @@ class AstBuilder(Transformer[Token, Any]):
             _code_name(code),
             span=self._span(meta),
         )
+        return self._acknowledged(rule, [ack])
 
-    def hash_rule(self, meta: Meta, children: list[Any]) -> ast.Hash:
+    def hash_rule(self, meta: Meta, children: list[Any]) -> Any:
+        *children, ack = children
         path, patterns, guard, code = children
-        return ast.Hash(
+        rule = ast.Hash(
             self._path(path), patterns or (), guard, _code_name(code), span=self._span(meta)
         )
+        return self._acknowledged(rule, [ack])
 
-    def set_rule(self, meta: Meta, children: list[Any]) -> ast.SetValue:
+    def set_rule(self, meta: Meta, children: list[Any]) -> Any:
+        *children, ack = children
         path, value, guard, code = children
-        return ast.SetValue(self._path(path), value, guard, _code_name(code), span=self._span(meta))
+        rule = ast.SetValue(self._path(path), value, guard, _code_name(code), span=self._span(meta))
+        return self._acknowledged(rule, [ack])
 
-    def remove_rule(self, meta: Meta, children: list[Any]) -> ast.Remove:
+    def remove_rule(self, meta: Meta, children: list[Any]) -> Any:
+        *children, ack = children
         path, guard, code = children
-        return ast.Remove(self._path(path), guard, _code_name(code), span=self._span(meta))
+        rule = ast.Remove(self._path(path), guard, _code_name(code), span=self._span(meta))
+        return self._acknowledged(rule, [ack])
 
-    def truncate_rule(self, meta: Meta, children: list[Any]) -> ast.Truncate:
+    def truncate_rule(self, meta: Meta, children: list[Any]) -> Any:
+        *children, ack = children
         path, length, replacement, guard, code = children
-        return ast.Truncate(
+        rule = ast.Truncate(
             self._path(path),
             self._number(length),
             None if replacement is None else replacement.text,
@@ -323,6 +367,7 @@ class AstBuilder(Transformer[Token, Any]):
             _code_name(code),
             span=self._span(meta),
         )
+        return self._acknowledged(rule, [ack])
 
     # -- conditions ----------------------------------------------------------
 
@@ -347,9 +392,21 @@ class AstBuilder(Transformer[Token, Any]):
         quantifier, subject, pattern = children
         return ast.Matches(subject, pattern, quantifier, span=self._span(meta))
 
+    def not_matches(self, meta: Meta, children: list[Any]) -> ast.Matches:
+        quantifier, subject, pattern = children
+        return ast.Matches(subject, pattern, quantifier, negated=True, span=self._span(meta))
+
     def like(self, meta: Meta, children: list[Any]) -> ast.Like:
         quantifier, subject, globs = children
         return ast.Like(subject, globs, quantifier, span=self._span(meta))
+
+    def not_like(self, meta: Meta, children: list[Any]) -> ast.Like:
+        quantifier, subject, globs = children
+        return ast.Like(subject, globs, quantifier, negated=True, span=self._span(meta))
+
+    def text_predicate(self, meta: Meta, children: list[Any]) -> ast.TextTest:
+        quantifier, function, subject, needle = children
+        return ast.TextTest(function, subject, needle, quantifier, span=self._span(meta))
 
     def in_(self, meta: Meta, children: list[Any]) -> ast.In:
         quantifier, subject, container = children
@@ -477,6 +534,15 @@ class AstBuilder(Transformer[Token, Any]):
 
     def expect_no_messages(self, meta: Meta, children: list[Any]) -> ast.ExpectNoMessages:
         return ast.ExpectNoMessages(span=self._span(meta))
+
+    def expect_no_code(self, meta: Meta, children: list[Any]) -> ast.ExpectNoCode:
+        return ast.ExpectNoCode(str(children[0]), span=self._span(meta))
+
+    def expect_unchanged(self, meta: Meta, children: list[Any]) -> ast.ExpectUnchanged:
+        path = children[0] if children else None
+        return ast.ExpectUnchanged(
+            None if path is None else self._path(path), span=self._span(meta)
+        )
 
 
 def _plain(value: Any) -> Any:

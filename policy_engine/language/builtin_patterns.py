@@ -9,11 +9,13 @@ facts (a Luhn digit, an IBAN checksum, randomness) cannot be said in a regex.
 Conventions every entry keeps (the tests enforce them):
 
 * ``regex`` is RE2 syntax: no lookaround, no backreferences. Boundaries are
-  ``\\b`` (ASCII, like RE2's ``\\d`` and ``\\w``), so a match never starts or
-  ends inside a longer word or number where that matters.
-* The whole match (group 0) is the sensitive text, so ``redact`` replaces
-  exactly it. There are no capturing groups, so any set of entries can be
-  joined into one alternation or one ``re2.Set`` without renumbering.
+  spelled out (``_START``, ``_END``, ``\\b``), so a match never starts or ends
+  inside a longer word or number where that matters.
+* The sensitive text is the group named ``value`` where there is one (the
+  context before and after it, a label or a boundary character, survives
+  redaction), otherwise the whole match. A branch without that group finds
+  text to skip: RE2 has no lookbehind, so "not after a version word" is a
+  branch that consumes the version. No other group captures.
 * No entry matches the empty string.
 * ``case_insensitive`` is metadata, not baked into ``regex``. Use ``source``,
   which wraps such a regex in a scoped ``(?i:...)``: a scoped flag works under
@@ -62,20 +64,50 @@ _IPV4_CORE = rf"{_OCTET}(?:\.{_OCTET}){{3}}"
 _HEX16 = r"[0-9A-Fa-f]{1,4}"
 _SP = r"\x20"  # a literal space, visible in the regex source
 
+# Before a value: the start of the text or a character that is not a letter
+# or digit. Unlike "\b" this lets "_" through, so markdown emphasis such as
+# _jane@example.com_ is found; the character is consumed but is not part of
+# the value. After a value: "\b" or an underscore.
+_START = r"(?:^|[^A-Za-z0-9])"
+_END = r"(?:\b|_)"
+# After a token whose alphabet has "_" and "-": not another such character,
+# except one "_" (emphasis). A variable-length token's last character is
+# never "_" for the same reason.
+_TOKEN_END = r"_?(?:[^A-Za-z0-9_-]|$)"
+
+# A label's assignment: quotes (also JSON-escaped ones), markdown emphasis or
+# backticks around the label, then "=", ":", "=>", ":=", "->", a table's "|",
+# an XML tag's ">", "to" ("set `api_key` to `...`") or "is" ("the api key is
+# ..."), then an opening quote or backtick.
+_ASSIGN = r"[\"'`*\\]{0,3}\s{0,3}(?:=>|:=|->|[:=|>]|\b(?:to|is(?:\s+now)?)\b:?)\s{0,3}[\"'`\\]{0,3}"
+
+# Close to a keyword: a few non-alphanumeric characters ("SSN: ", '"tel": "'),
+# with up to three short words ("SSN on file: ...", "call me at ...").
+_NEAR = r"[^A-Za-z0-9\n]{1,6}(?:[A-Za-z]{1,5}[^A-Za-z0-9\n]{1,6}){0,3}"
+
 # --- the patterns ------------------------------------------------------------
 
+# An SSH remote such as git@github.com:org/repo.git is skipped, not an address.
 _EMAIL = (
-    r"\b[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
-    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,63}\b"
+    rf"{_START}git@[A-Za-z0-9.-]+:"
+    rf"|{_START}(?P<value>[A-Za-z0-9][A-Za-z0-9._%+-]{{0,63}}@"
+    rf"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{{2,63}}){_END}"
 )
 
 # Area 001-899 except 666; group 01-99; serial 0001-9999. The separator is a
 # dash or a space, the same one twice (spelled out because RE2 has no \1).
-# Bare nine-digit runs are left out: too many ordinary numbers look like that.
+# Nine bare digits count only right after an SSN keyword: the first branch
+# consumes (and so skips) a bare nine-digit run that has none.
 _SSN_AREA = r"(?:00[1-9]|0[1-9][0-9]|[1-57-8][0-9]{2}|6(?:[0-57-9][0-9]|6[0-57-9]))"
 _SSN_GROUP = r"(?:0[1-9]|[1-9][0-9])"
 _SSN_SERIAL = r"(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
-_SSN = rf"\b{_SSN_AREA}(?:-{_SSN_GROUP}-|\x20{_SSN_GROUP}\x20){_SSN_SERIAL}\b"
+_SSN_KEYWORD = r"(?i:\bssn|social[\s_-]?security(?:[\s_-]?(?:number|num|no)\.?)?)"
+_SSN = (
+    r"(?:^|[^A-Za-z0-9-])[0-9]{9}(?:\b|_)"
+    rf"|(?:{_SSN_KEYWORD}{_NEAR}|{_START})"
+    rf"(?P<value>{_SSN_AREA}(?:-{_SSN_GROUP}-|\x20{_SSN_GROUP}\x20|{_SSN_GROUP}){_SSN_SERIAL})"
+    rf"(?:\b[^-]|\b$|_)"
+)
 
 
 def _card_groups(sep: str) -> str:
@@ -89,88 +121,161 @@ def _card_groups(sep: str) -> str:
 # First digit 2-6 covers the major networks (Mastercard 2/5, Amex/Diners/JCB 3,
 # Visa 4, Discover/UnionPay/Maestro 6) and halves the false positives; Luhn
 # does the rest.
-_CREDIT_CARD = rf"\b[2-6][0-9]{{3}}(?:[0-9]{{9,15}}|{_card_groups('-')}|{_card_groups(_SP)})\b"
+_CREDIT_CARD = (
+    rf"{_START}(?P<value>[2-6][0-9]{{3}}"
+    rf"(?:[0-9]{{9,15}}|{_card_groups('-')}|{_card_groups(_SP)})){_END}"
+)
 
 # Either "+" and 7-15 digits (the E.164 limit) with light punctuation between
 # digits, or a NANP number that has separators (area and exchange start 2-9).
-# Unpunctuated local numbers are left out on purpose: they look like any ID.
-# "\B" before "+" or "(" means "not right after a word character", so sums
-# like 3+14155550132 and calls like f(415) 555-0132 are not numbers.
+# "+" or "(" must not follow a letter or digit, so sums like 3+14155550132
+# and calls like f(415) 555-0132 are not numbers. National numbers without a
+# country code ("020 7946 0958", "0612345678") and bare ten-digit NANP numbers
+# count only right after a phone keyword: the first branch skips them.
+_PHONE_KEYWORD = (
+    r"(?i:\b(?:phone|tel|telephone|mobile|cell|fax|call|whatsapp)(?:[\s_-]?(?:number|num|no)\.?)?)"
+)
+_PHONE_NATIONAL = r"0[1-9](?:[ .-]?[0-9]){7,10}|[2-9][0-9]{2}[2-9][0-9]{6}"
 _PHONE = (
-    r"\B\+[1-9](?:[ ().-]{0,2}[0-9]){6,14}\b"
-    r"|(?:\b1[ .-])?(?:\B\([2-9][0-9]{2}\)\x20?|\b[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}\b"
+    rf"{_START}(?:{_PHONE_NATIONAL}){_END}"
+    rf"|(?:{_PHONE_KEYWORD}{_NEAR}|{_START})(?P<value>"
+    r"\+[1-9](?:[ ().-]{0,2}[0-9]){6,14}"
+    r"|(?:1[ .-])?(?:\([2-9][0-9]{2}\)\x20?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}"
+    rf"|{_PHONE_NATIONAL}){_END}"
 )
 
-_IPV4 = rf"\b{_IPV4_CORE}\b"
+# Skipped: dotted runs of five or more numbers (part numbers, OIDs) and
+# dotted quads right after a version or part word or a package pin (version
+# 1.2.3.4, v10.0.0.1, build 4.18.0.30, SKU 12.34.56.78, foo==1.2.3.4,
+# pkg@1.2.3.4), which the IPv4 shape cannot tell from an address.
+_VERSION_WORD = (
+    r"(?i:(?:^|[^A-Za-z0-9])(?:v|version|ver|release|rel|build|firmware|fw|kernel|windows|chrome"
+    r"|firefox|safari|android|ios|macos|sdk|sku|part|p/n|pn|oid|section)\.?[\s:/=#]{0,3})"
+)
+_IPV4 = (
+    rf"(?:{_VERSION_WORD}|==|~=|>=|<=|@|\^|~)[0-9]+(?:\.[0-9]+)*"
+    r"|(?:^|[^A-Za-z0-9.])[0-9]+(?:\.[0-9]+){4,}"
+    rf"|(?:^|[^A-Za-z0-9.])(?P<value>{_IPV4_CORE}){_END}"
+)
 
 # Alternatives ordered so that leftmost-first picks the longest reading:
 # IPv4-embedded, then full 8 groups, then "::" forms with >= 2 groups in all
-# (so C++-style "a::" is not an address), then the "::"-led forms. "\B" before
-# a leading "::" means "not right after a word character" (RE2 has no
-# lookbehind), so the "::1" of "Foo::1" is not taken for an address.
+# (so C++-style "a::" is not an address), then the "::"-led forms. The start
+# may not be a letter, digit or colon, so the "::1" of "Foo::1" is not taken
+# for an address. The "ipv6" check wants a digit: "a::b" and "dead::beef" are
+# not addresses anyone writes.
 _IPV6 = (
-    rf"\B::(?:[Ff]{{4}}(?::0{{1,4}})?:)?{_IPV4_CORE}\b"
-    rf"|\b{_HEX16}(?::{_HEX16}){{7}}\b"
-    rf"|\b{_HEX16}(?::{_HEX16}){{1,6}}::(?:{_HEX16}(?::{_HEX16}){{0,5}}\b)?"
-    rf"|\b{_HEX16}::{_HEX16}(?::{_HEX16}){{0,5}}\b"
-    rf"|\B::{_HEX16}(?::{_HEX16}){{0,6}}\b"
+    r"(?:^|[^A-Za-z0-9:])(?P<value>"
+    rf"::(?:[Ff]{{4}}(?::0{{1,4}})?:)?{_IPV4_CORE}"
+    rf"|{_HEX16}(?::{_HEX16}){{7}}"
+    rf"|{_HEX16}(?::{_HEX16}){{1,6}}::(?:{_HEX16}(?::{_HEX16}){{0,5}})?"
+    rf"|{_HEX16}::{_HEX16}(?::{_HEX16}){{0,5}}"
+    rf"|::{_HEX16}(?::{_HEX16}){{0,6}}"
+    r")(?:[^0-9A-Za-z]|$)"
 )
 
 # Country, check digits, then BBAN either compact or printed in groups of 4.
-_IBAN = r"\b[A-Z]{2}[0-9]{2}(?:\x20?[A-Z0-9]{4}){2,7}(?:\x20?[A-Z0-9]{1,4})?\b"
+_IBAN = (
+    rf"{_START}(?P<value>[A-Z]{{2}}[0-9]{{2}}(?:\x20?[A-Z0-9]{{4}}){{2,7}}(?:\x20?[A-Z0-9]{{1,4}})?)"
+    rf"{_END}"
+)
 
 # Credential prefixes only (long-term, temporary STS, bearer, context). IDs of
 # users/roles/policies (AIDA, AROA, ...) are identifiers, not secrets.
-_AWS_ACCESS_KEY = r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"
-
-_ASSIGN = r"[\"']?\s{0,3}(?:=>|:=|[:=])\s{0,3}[\"']?"
+_AWS_ACCESS_KEY = rf"{_START}(?P<value>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}){_END}"
 
 # 40 base64 characters after a label that says "aws secret" or AWS's own
 # "secret access key". No leading \b, so MY_AWS_SECRET_ACCESS_KEY still counts.
-# The last character must end a word unless it is "/" or "+", so a longer
-# value is not cut down to a 40-character prefix.
+# The value must end there, so a longer value is not cut down to 40.
 _AWS_SECRET_KEY = (
-    r"(?:aws[_.-]?secret[_.-]?(?:access[_.-]?)?|secret[_.-]?access[_.-]?)key"
+    r"(?:aws[_.\x20-]?secret[_.\x20-]?(?:access[_.\x20-]?)?|secret[_.\x20-]?access[_.\x20-]?)key"
     + _ASSIGN
-    + r"[A-Za-z0-9/+]{39}(?:[A-Za-z0-9]\b|[/+])"
+    + r"(?P<value>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"
 )
 
-_GITHUB_TOKEN = r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9]{22,}_[A-Za-z0-9]{59,}\b"
+# Classic tokens have 36 characters after the prefix; 20 or more are taken
+# (see docs/patterns.md: GitHub may change the length, and a cut token is
+# still most of a credential).
+_GITHUB_TOKEN = (
+    rf"{_START}(?P<value>gh[pousr]_[A-Za-z0-9]{{20,255}}"
+    rf"|github_pat_[A-Za-z0-9]{{22,}}_[A-Za-z0-9]{{59,}}){_END}"
+)
 
 _SLACK_TOKEN = (
-    r"\bxox[abprs]-(?:[0-9A-Za-z]{1,40}-){1,4}[0-9A-Za-z]{8,64}\b"
+    rf"{_START}(?P<value>xox[abprs]-(?:[0-9A-Za-z]{{1,40}}-){{1,4}}[0-9A-Za-z]{{8,64}}"
+    r"|xapp-[0-9]-[A-Z0-9]{8,}-[0-9]{6,}-[0-9a-f]{32,}"
     r"|https://hooks\.slack\.com/(?:services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}"
-    r"|(?:workflows|triggers)/T[A-Z0-9]{6,}/[A-Za-z0-9/]{16,})"
+    rf"|(?:workflows|triggers)/T[A-Z0-9]{{6,}}/[A-Za-z0-9/]{{16,}})){_END}"
 )
 
 # Secret and restricted keys; publishable pk_ keys are meant to be public.
-_STRIPE_KEY = r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b"
+_STRIPE_KEY = rf"{_START}(?P<value>(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{{16,}}){_END}"
+
+# "AIza" and exactly 35 more; the key may itself end in "_" or "-".
+_GOOGLE_API_KEY = rf"(?:^|[^A-Za-z0-9-])(?P<value>AIza[0-9A-Za-z_-]{{35}}){_TOKEN_END}"
+
+# Vendors whose keys carry a fixed prefix: GitLab, npm, Hugging Face,
+# SendGrid, OpenAI and Anthropic (sk-...), Mailgun (key-...), PyPI,
+# DigitalOcean, Shopify. The shapes are the vendors' published formats.
+_VENDOR_KEY = (
+    rf"{_START}(?P<value>gl(?:pat|dt|rt|ptt)-[0-9A-Za-z_-]{{19,}}[0-9A-Za-z-]"
+    r"|npm_[A-Za-z0-9]{36}"
+    r"|hf_[A-Za-z0-9]{30,}"
+    r"|SG\.[0-9A-Za-z_-]{22}\.[0-9A-Za-z_-]{43}"
+    r"|sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)[0-9]{2}-)?[A-Za-z0-9_-]{31,}[A-Za-z0-9-]"
+    r"|key-[0-9A-Za-z]{32}"
+    r"|pypi-AgE[A-Za-z0-9_-]{49,}[A-Za-z0-9-]"
+    r"|do[opr]_v1_[a-f0-9]{64}"
+    rf"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}){_TOKEN_END}"
+)
+
+# The credential of an HTTP Authorization header (any scheme word such as
+# Bearer or Token, or none), or a token right after the word "Bearer"; a
+# final "." is a full stop, not part of the token.
+# The "entropy" check drops placeholders such as YOUR_ACCESS_TOKEN.
+_BEARER_TOKEN = (
+    rf"(?:(?i:\bauthorization){_ASSIGN}(?i:(?:bearer|token|basic|digest)\s+)?|(?i:\bbearer\s+))"
+    r"(?P<value>[A-Za-z0-9._~+/-]{15,}[A-Za-z0-9_~+/-]=*)"
+)
 
 # A complete PEM/OpenSSH/PGP private key block, or failing that (truncated
-# text) the BEGIN line and the armour lines after it. Both branches use the
-# same character set on purpose: if the fallback stopped earlier than the
-# lazy END search can scan, every search would rescan the same text and a
-# run of BEGIN lines would cost quadratic time.
+# text) the BEGIN line and the armour lines after it; either way with a body
+# (a run of 16 base64 characters), so a BEGIN line quoted in prose or code is
+# not a key. Both branches use the same character set on purpose: if the
+# fallback stopped earlier than the lazy END search can scan, every search
+# would rescan the same text and a run of BEGIN lines would cost quadratic
+# time.
 _PEM_LABEL = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _PEM_CHAR = r"[A-Za-z0-9+/=:,.()\\_-]"
 _PRIVATE_KEY = (
-    rf"-----BEGIN {_PEM_LABEL}"
+    rf"-----BEGIN {_PEM_LABEL}(?:\s|{_PEM_CHAR})*?[A-Za-z0-9+/]{{16}}"
     rf"(?:(?:\s|{_PEM_CHAR})*?-----END {_PEM_LABEL}|(?:\s*{_PEM_CHAR}+)*)"
 )
 
 # Header must be base64url JSON ("eyJ" is '{"'); empty signature allowed for
 # unsecured (alg "none") tokens.
-_JWT = r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"
+_JWT = (
+    rf"{_START}(?P<value>eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{2,}}\."
+    r"(?:[A-Za-z0-9_-]*[A-Za-z0-9-])?)"
+)
 
 # Label (with up to 16 more name characters, e.g. API_KEY_PROD), an assignment,
 # then 16+ token characters; a final "." is left out as a sentence's full stop.
 # No leading \b, so GITHUB_TOKEN=... and X-Api-Key: ... are found (from the
 # keyword on). The regex only finds candidates: the "entropy" check decides.
 _API_KEY = (
-    r"(?:api[_.-]?(?:key|secret|token)|apikey|access[_.-]?(?:key|token)|auth[_.-]?token"
-    r"|client[_.-]?secret|secret|token)[A-Za-z0-9_-]{0,16}"
+    r"(?:api[_.\x20-]?(?:key|secret|token)|apikey|access[_.\x20-]?(?:key|token)"
+    r"|auth[_.\x20-]?token|client[_.\x20-]?secret|secret|token)[A-Za-z0-9_-]{0,16}"
     + _ASSIGN
-    + r"[A-Za-z0-9_+/~-][A-Za-z0-9_+/~.=-]{14,}[A-Za-z0-9_+/~=-]"
+    + r"(?P<value>[A-Za-z0-9_+/~-][A-Za-z0-9_+/~.=-]{14,}[A-Za-z0-9_+/~=-])"
+)
+
+# A database, broker or other URL with a password (user:password@host): only
+# the password is the value, so user, host, port and database stay readable.
+_CONNECTION_STRING = (
+    r"(?i:\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver"
+    r"|cockroachdb|clickhouse|jdbc:[a-z]+|https?|s?ftp|smtps?|ldaps?)://)"
+    r"[^\s:/@\"'\\]{0,64}:(?P<value>[^\s@/\"'\\]{1,128})@[A-Za-z0-9\[]"
 )
 
 _URL_STOP = "\\s<>\"'\\x60{}|\\\\^"
@@ -189,8 +294,8 @@ BUILTIN_PATTERNS: Mapping[str, BuiltinPattern] = _table(
     BuiltinPattern("SSN", _SSN, "A US social security number, 123-45-6789 or 123 45 6789."),
     BuiltinPattern("CREDIT_CARD", _CREDIT_CARD, "A payment card number.", check="luhn"),
     BuiltinPattern("PHONE", _PHONE, "A phone number in E.164 or punctuated NANP form."),
-    BuiltinPattern("IPV4", _IPV4, "A dotted-quad IPv4 address."),
-    BuiltinPattern("IPV6", _IPV6, "An IPv6 address, full or compressed."),
+    BuiltinPattern("IPV4", _IPV4, "A dotted-quad IPv4 address, not after a version word."),
+    BuiltinPattern("IPV6", _IPV6, "An IPv6 address, full or compressed.", check="ipv6"),
     BuiltinPattern("IBAN", _IBAN, "An international bank account number.", check="iban"),
     BuiltinPattern("AWS_ACCESS_KEY", _AWS_ACCESS_KEY, "An AWS access key ID."),
     BuiltinPattern(
@@ -203,6 +308,18 @@ BUILTIN_PATTERNS: Mapping[str, BuiltinPattern] = _table(
     BuiltinPattern("GITHUB_TOKEN", _GITHUB_TOKEN, "A GitHub classic or fine-grained token."),
     BuiltinPattern("SLACK_TOKEN", _SLACK_TOKEN, "A Slack API token or incoming-webhook URL."),
     BuiltinPattern("STRIPE_KEY", _STRIPE_KEY, "A Stripe secret or restricted API key."),
+    BuiltinPattern("GOOGLE_API_KEY", _GOOGLE_API_KEY, "A Google API key (AIza...)."),
+    BuiltinPattern(
+        "VENDOR_KEY",
+        _VENDOR_KEY,
+        "An API key with a vendor's prefix (glpat-, npm_, hf_, sk-, ...).",
+    ),
+    BuiltinPattern(
+        "BEARER_TOKEN",
+        _BEARER_TOKEN,
+        "The credential of an Authorization header or after Bearer.",
+        check="entropy",
+    ),
     BuiltinPattern("PRIVATE_KEY", _PRIVATE_KEY, "A PEM-armoured private key block."),
     BuiltinPattern("JWT", _JWT, "A JSON Web Token (JWS compact form)."),
     BuiltinPattern(
@@ -211,6 +328,12 @@ BUILTIN_PATTERNS: Mapping[str, BuiltinPattern] = _table(
         "A random-looking value assigned to a key-ish label (api_key=..., token: ...).",
         check="entropy",
         case_insensitive=True,
+    ),
+    BuiltinPattern(
+        "CONNECTION_STRING",
+        _CONNECTION_STRING,
+        "The password of a database or broker URL (postgres://user:password@host).",
+        check="password",
     ),
     BuiltinPattern("URL", _URL, "An http(s), ftp(s) or ws(s) URL.", case_insensitive=True),
 )

@@ -48,6 +48,15 @@ def check_interceptor_paths(interceptor: ResolvedInterceptor) -> Iterator[Diagno
     unknown = any(not known_schema(e, p) for e, p in interceptor.hooked())
     for rule in interceptor.rules:
         for ref in find(rule, ast.PathRef):
+            if ref.relative:
+                yield error(
+                    "E202",
+                    f"`{ref.source}` reads the element of a filter, and this is not in one",
+                    ref.span,
+                    "start a rule's path with `$`; `@` is the element inside a filter such as "
+                    '`$.tools[?(@.name like "*_admin")]`',
+                )
+                continue
             path, problem = parse_checked(ref)
             if problem is not None:
                 yield problem

@@ -14,6 +14,7 @@ import re2
 
 from . import ast
 from .diagnostics import Diagnostic, Span
+from .path_syntax import filter_conditions
 from .resolve import error, warning
 from .walk import find
 
@@ -128,3 +129,6 @@ def check_regexes(files: list[ast.PolicyFile]) -> Iterator[Diagnostic]:
     for policy in files:
         for regex in find(policy, ast.RegexLiteral):
             yield from check_regex(regex.source, regex.flags, regex.span)
+        for path, condition in filter_conditions(policy):
+            for regex in find(condition, ast.RegexLiteral):
+                yield from check_regex(regex.source, regex.flags, path.span)

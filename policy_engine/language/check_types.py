@@ -6,19 +6,24 @@ function results, `event` and `phase` do. Only certain mismatches are reported.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Iterator
+from typing import cast
 
 from ..wire.events import event_matches
 from . import ast
 from .check_events import check_event_name
 from .diagnostics import Diagnostic, Span
+from .formatter import render_condition
 from .model import ResolvedInterceptor
+from .path_steps import Descend, Filter, PathSyntaxError, Slice, Wildcard
+from .path_syntax import filter_conditions, parse_path
 from .resolve import did_you_mean, error
+from .sugar_events import LIST_EVENTS
 from .walk import find
 
 StaticType = str | None  # "string", "number", "bool", "null", "list", or None (unknown)
-
-_MODEL_EVENTS = ("sampling/createMessage", "llm/completion")
 
 
 def literal_type(value: object) -> StaticType:
@@ -50,8 +55,12 @@ def operand_type(operand: ast.Operand, interceptor: ResolvedInterceptor) -> Stat
             param.type.base
         ]
     if isinstance(operand, ast.Call):
-        return "string" if operand.function in ("lower", "upper") else "number"
+        return "number" if operand.function in _NUMBER_FUNCTIONS else "string"
     return None
+
+
+_NUMBER_FUNCTIONS = ("length", "size", "count")
+_STRING_FUNCTIONS = ("lower", "upper", "url_decode", "normalize")
 
 
 def _mismatch(message: str, span: Span, help: str | None = None) -> Diagnostic:
@@ -67,12 +76,12 @@ def check_condition_types(
             yield _mismatch(f"cannot compare a {left} with a {right}", cmp.span)
             continue
         ordered = cmp.op in ("<", "<=", ">", ">=")
-        for side in (left, right):
+        for side, operand in ((left, cmp.left), (right, cmp.right)):
             if ordered and side in ("bool", "list", "null", "string"):
                 yield _mismatch(
                     f"`{cmp.op}` compares numbers, not a {side}",
                     cmp.span,
-                    "use `length(...)` to compare the length of a string or list",
+                    _ordering_help(operand),
                 )
                 break
     for match in find(condition, ast.Matches):
@@ -90,6 +99,11 @@ def check_condition_types(
                     f"`like` needs string globs; param `{glob_param.name}` is `{glob_param.type}`",
                     like.span,
                 )
+    for test in find(condition, ast.TextTest):
+        for operand in (test.subject, test.needle):
+            kind = operand_type(operand, interceptor)
+            if kind is not None and kind != "string":
+                yield _mismatch(f"`{test.function}` needs strings, not a {kind}", test.span)
     for member in find(condition, ast.In):
         kind = operand_type(member.container, interceptor)
         if kind is not None and kind != "list":
@@ -100,10 +114,36 @@ def check_condition_types(
             )
     for node in find(condition, ast.Call):
         kind = operand_type(node.argument, interceptor)
-        if node.function in ("lower", "upper") and kind not in (None, "string"):
+        if node.function in _STRING_FUNCTIONS and kind not in (None, "string"):
             yield _mismatch(f"`{node.function}` needs a string, not a {kind}", node.span)
+        if node.function == "keys" and kind is not None:
+            yield _mismatch(f"`keys` needs an object, not a {kind}", node.span)
         if node.function == "length" and kind in ("number", "bool", "null"):
             yield _mismatch(f"`length` needs a string, list or object, not a {kind}", node.span)
+
+
+def _ordering_help(operand: ast.Operand) -> str:
+    """The likely fix for ordering a non-number: a quoted number, or a length."""
+    if isinstance(operand, ast.Literal_) and isinstance(operand.value, str):
+        text = operand.value.strip()
+        try:
+            number = json.loads(text)
+        except ValueError:
+            number = None
+        if isinstance(number, int | float) and not isinstance(number, bool):
+            return f'drop the quotes: `{text}` is a number, `"{operand.value}"` a string'
+        return (
+            "strings are not ordered: compare them with `==`, `like` or `starts_with`, "
+            "or compare a length with `length(...)`"
+        )
+    return "use `length(...)` to compare the length of a string or list"
+
+
+def check_filter_types(rule: ast.Rule, interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
+    """Filters are conditions too; their problems are reported at the path."""
+    for ref, condition in filter_conditions(rule):
+        for found in check_condition_types(condition, interceptor):
+            yield dataclasses.replace(found, span=ref.span)
 
 
 def _whole(value: int | float, what: str, span: Span, minimum: int = 0) -> Iterator[Diagnostic]:
@@ -126,6 +166,7 @@ def check_rule_shapes(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
                 rule.span,
                 f"move it into a {other} block",
             )
+        yield from check_filter_types(rule, interceptor)
         if isinstance(rule, ast.CheckRule):
             yield from check_condition_types(rule.condition, interceptor)
         elif isinstance(rule, ast.LimitRule):
@@ -136,6 +177,7 @@ def check_rule_shapes(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
             guard = getattr(rule, "guard", None)
             if guard is not None:
                 yield from check_condition_types(guard.condition, interceptor)
+                yield from _check_element_guard(rule, guard)
             if isinstance(rule, ast.Remove | ast.SetValue) and rule.path.source == "$":
                 removing = isinstance(rule, ast.Remove)
                 yield error(
@@ -154,6 +196,72 @@ def check_rule_shapes(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
                 yield from _whole(rule.length, "a truncate length", rule.span, minimum=1)
 
 
+def _per_element_prefix(source: str) -> str | None:
+    """The path up to and including its first step that selects many (`[*]`, `.*`, a filter)."""
+    try:
+        steps = parse_path(source).steps
+    except PathSyntaxError:
+        return None
+    if not any(isinstance(s, Wildcard | Filter | Slice | Descend) for s in steps):
+        return None
+    for marker in ("[*]", ".*", "[?"):
+        at = source.find(marker)
+        if at >= 0:
+            end = source.find("]", at) + 1 if marker == "[?" else at + len(marker)
+            return source[:end] if end > 0 else None
+    return None
+
+
+def _check_element_guard(rule: ast.MutatorRule, guard: ast.Guard) -> Iterator[Diagnostic]:
+    """`remove $.tools[*] if $.tools[*].name like "*_admin"` removes every tool.
+
+    A guard is evaluated once for the whole payload, so a guard that reads the
+    same elements as the rule's path decides for all of them at once. The
+    per-element form is a filter on the rule's path.
+    """
+    prefix = _per_element_prefix(rule.path.source)
+    if prefix is None:
+        return
+    refs = [r for r in find(guard.condition, ast.PathRef) if r.source.startswith(prefix)]
+    if not refs:
+        return
+    word = ast.RULE_KINDS.get(type(rule), "this")
+    help = "a guard is evaluated once for the whole payload; to act on the elements that pass"
+    help += ", filter the rule's path"
+    if prefix.endswith("[*]") and not guard.unless:
+        element = prefix[: -len("[*]")]
+        rewritten = _relative(guard.condition, prefix)
+        rest = rule.path.source[len(prefix) :]
+        help += f": `{word} {element}[?({render_condition(rewritten)})]{rest}`"
+    yield error(
+        "E215",
+        f"the guard tests `{refs[0].source}` for the whole payload, so `{word}` "
+        f"applies to every element of `{prefix}` or to none",
+        refs[0].span,
+        help,
+    )
+
+
+def _relative(condition: ast.Condition, prefix: str) -> ast.Condition:
+    """The condition with ``prefix`` (an element path) rewritten to `@`."""
+
+    def fix(node: object) -> object:
+        if isinstance(node, ast.PathRef) and node.source.startswith(prefix):
+            return dataclasses.replace(node, source="@" + node.source[len(prefix) :])
+        if dataclasses.is_dataclass(node) and not isinstance(node, type):
+            changes: dict[str, object] = {}
+            for f in dataclasses.fields(node):
+                value = getattr(node, f.name)
+                if isinstance(value, tuple):
+                    changes[f.name] = tuple(fix(v) for v in value)
+                elif dataclasses.is_dataclass(value):
+                    changes[f.name] = fix(value)
+            return dataclasses.replace(node, **changes)
+        return node
+
+    return cast(ast.Condition, fix(condition))
+
+
 def _check_list_rule(rule: ast.ListRule, interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
     if isinstance(rule.globs, ast.ParamRef):
         param = interceptor.params.get(rule.globs.name)
@@ -162,7 +270,7 @@ def _check_list_rule(rule: ast.ListRule, interceptor: ResolvedInterceptor) -> It
                 f"param `{param.name}` must be a `list[string]` to list {rule.subject}", rule.span
             )
     events = [e for e, _ in interceptor.hooked()]
-    targets = ("tools/call",) if rule.subject == "tools" else _MODEL_EVENTS
+    targets = tuple(LIST_EVENTS[rule.subject])
     if not any(event_matches(e, t) for e in events for t in targets):
         yield error(
             "E212",
@@ -173,24 +281,15 @@ def _check_list_rule(rule: ast.ListRule, interceptor: ResolvedInterceptor) -> It
         )
 
 
-def check_tests(files: list[ast.PolicyFile], names: set[str]) -> Iterator[Diagnostic]:
+def check_tests(
+    files: list[ast.PolicyFile], names: set[str], declared: frozenset[str] = frozenset()
+) -> Iterator[Diagnostic]:
     for policy in files:
         for item in policy.items:
             if not isinstance(item, ast.TestBlock):
                 continue
             given = [s for s in item.statements if isinstance(s, ast.Given)]
-            expects = [
-                s
-                for s in item.statements
-                if isinstance(
-                    s,
-                    ast.ExpectDecision
-                    | ast.ExpectMessage
-                    | ast.ExpectCode
-                    | ast.ExpectPayload
-                    | ast.ExpectNoMessages,
-                )
-            ]
+            expects = [s for s in item.statements if isinstance(s, ast.EXPECTATIONS)]
             if len(given) != 1:
                 yield error(
                     "E213",
@@ -199,7 +298,8 @@ def check_tests(files: list[ast.PolicyFile], names: set[str]) -> Iterator[Diagno
                     'e.g. `given tools/call request {"name": "search"}`',
                 )
             else:
-                yield from check_event_name(ast.EventName(given[0].event, span=given[0].span))
+                event = ast.EventName(given[0].event, span=given[0].span)
+                yield from check_event_name(event, declared)
             if not expects:
                 yield error(
                     "E213",

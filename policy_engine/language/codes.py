@@ -20,6 +20,7 @@ CODES: dict[str, str] = {
     "E104": "unknown param",
     "E105": "duplicate definition",
     "E106": "unknown context field",
+    "E107": "event name close to a standard event",
     "E201": "regex not supported by RE2",
     "E202": "invalid JSONPath",
     "E203": "JSONPath does not fit the event payload",
@@ -34,7 +35,7 @@ CODES: dict[str, str] = {
     "E212": "rule sugar used on an event it cannot apply to",
     "E213": "invalid test block",
     "E214": "rule cannot apply to the whole payload",
-    "W101": "event name close to a standard event",
+    "E215": "guard cannot decide per element",
     "W301": "rule can never fire",
     "W302": "mutators with the same priority write the same path",
     "W303": "audit interceptor is fail-closed",
@@ -43,4 +44,5 @@ CODES: dict[str, str] = {
     "W306": "unused definition",
     "W307": "priority on a validator is ignored",
     "W308": "pattern shadows a built-in pattern",
+    "W309": "acknowledgement matches nothing",
 }

@@ -235,15 +235,22 @@ def _compare(cond: ast.Compare) -> str:
 
 @_condition.register
 def _matches(cond: ast.Matches) -> str:
-    return _quantified(cond.quantifier, cond.subject, f"matches {_pattern(cond.pattern)}")
+    word = "not matches" if cond.negated else "matches"
+    return _quantified(cond.quantifier, cond.subject, f"{word} {_pattern(cond.pattern)}")
 
 
 @_condition.register
 def _like(cond: ast.Like) -> str:
     globs = _globs(cond.globs, bare_single=True)
-    text = _quantified(cond.quantifier, cond.subject, f"like {globs}")
-    # Only the compiler's sugar builds a negated `like`; show what it means.
-    return f"not ({text})" if cond.negated else text
+    word = "not like" if cond.negated else "like"
+    return _quantified(cond.quantifier, cond.subject, f"{word} {globs}")
+
+
+@_condition.register
+def _text_test(cond: ast.TextTest) -> str:
+    quantifier = f"{cond.quantifier} " if cond.quantifier else ""
+    arguments = f"{render_operand(cond.subject)}, {render_operand(cond.needle)}"
+    return f"{quantifier}{cond.function}({arguments})"
 
 
 @_condition.register
@@ -281,6 +288,10 @@ def _message_code(message: str | None, code: str | None) -> str:
     return text if code is None else f"{text} code {code}"
 
 
+def _acknowledged(rule: ast.Rule) -> str:
+    return f" acknowledge {', '.join(rule.acknowledged)}" if rule.acknowledged else ""
+
+
 def _guard(guard: ast.Guard | None) -> str:
     if guard is None:
         return ""
@@ -304,6 +315,12 @@ def _statement(stmt: object) -> str:
 def render_rule(rule: ast.Rule) -> str:
     """A validator or mutator rule on one line, exactly as the formatter prints it."""
     return _statement(rule)
+
+
+@_statement.register
+def _acknowledge(stmt: ast.Acknowledge) -> str:
+    reason = "" if stmt.reason is None else f" {_string(stmt.reason)}"
+    return f"acknowledge {', '.join(stmt.codes)}{reason}"
 
 
 @_statement.register
@@ -358,13 +375,15 @@ def _param_def(stmt: ast.ParamDef) -> str:
 def _check(rule: ast.CheckRule) -> str:
     word = "unless" if rule.unless else "if"
     condition = render_condition(rule.condition)
-    return f"{rule.severity} {word} {condition}{_message_code(rule.message, rule.code)}"
+    rest = _message_code(rule.message, rule.code) + _acknowledged(rule)
+    return f"{rule.severity} {word} {condition}{rest}"
 
 
 @_statement.register
 def _list_rule(rule: ast.ListRule) -> str:
     globs = _globs(rule.globs, bare_single=False)
-    return f"{rule.effect} {rule.subject} {globs}{_message_code(rule.message, rule.code)}"
+    rest = _message_code(rule.message, rule.code) + _acknowledged(rule)
+    return f"{rule.effect} {rule.subject} {globs}{rest}"
 
 
 @_statement.register
@@ -375,43 +394,47 @@ def _limit(rule: ast.LimitRule) -> str:
         target = f"{rule.path.source} {_number(rule.limit)}"
     else:
         raise FormatError(f"`limit {rule.kind}` needs a path")
-    return f"limit {rule.kind} {target}{_message_code(rule.message, rule.code)}"
+    rest = _message_code(rule.message, rule.code) + _acknowledged(rule)
+    return f"limit {rule.kind} {target}{rest}"
 
 
 @_statement.register
 def _redact(rule: ast.Redact) -> str:
     options = _matching(rule.patterns) + _with(rule.replacement) + _guard(rule.guard)
-    return f"redact {rule.path.source}{options}{_message_code(None, rule.code)}"
+    return (
+        f"redact {rule.path.source}{options}{_message_code(None, rule.code)}{_acknowledged(rule)}"
+    )
 
 
 @_statement.register
 def _mask(rule: ast.Mask) -> str:
     keep = "" if rule.keep is None else f" keep {_number(rule.keep)}"
     options = _matching(rule.patterns) + keep + _with(rule.replacement) + _guard(rule.guard)
-    return f"mask {rule.path.source}{options}{_message_code(None, rule.code)}"
+    return f"mask {rule.path.source}{options}{_message_code(None, rule.code)}{_acknowledged(rule)}"
 
 
 @_statement.register
 def _hash(rule: ast.Hash) -> str:
     options = _matching(rule.patterns) + _guard(rule.guard) + _message_code(None, rule.code)
-    return f"hash {rule.path.source}{options}"
+    return f"hash {rule.path.source}{options}{_acknowledged(rule)}"
 
 
 @_statement.register
 def _set(rule: ast.SetValue) -> str:
-    options = _guard(rule.guard) + _message_code(None, rule.code)
+    options = _guard(rule.guard) + _message_code(None, rule.code) + _acknowledged(rule)
     return f"set {rule.path.source} = {render_operand(rule.value)}{options}"
 
 
 @_statement.register
 def _remove(rule: ast.Remove) -> str:
-    return f"remove {rule.path.source}{_guard(rule.guard)}{_message_code(None, rule.code)}"
+    options = _guard(rule.guard) + _message_code(None, rule.code) + _acknowledged(rule)
+    return f"remove {rule.path.source}{options}"
 
 
 @_statement.register
 def _truncate(rule: ast.Truncate) -> str:
     options = _with(rule.replacement) + _guard(rule.guard) + _message_code(None, rule.code)
-    return f"truncate {rule.path.source} to {_number(rule.length)}{options}"
+    return f"truncate {rule.path.source} to {_number(rule.length)}{options}{_acknowledged(rule)}"
 
 
 # ---------------------------------------------------------- test statements
@@ -464,6 +487,16 @@ def _expect_message(stmt: ast.ExpectMessage) -> _TestParts:
 @_test_parts.register
 def _expect_code(stmt: ast.ExpectCode) -> _TestParts:
     return f"expect code {stmt.code}", ()
+
+
+@_test_parts.register
+def _expect_no_code(stmt: ast.ExpectNoCode) -> _TestParts:
+    return f"expect no code {stmt.code}", ()
+
+
+@_test_parts.register
+def _expect_unchanged(stmt: ast.ExpectUnchanged) -> _TestParts:
+    return "expect unchanged" + ("" if stmt.path is None else f" {stmt.path.source}"), ()
 
 
 @_test_parts.register
@@ -619,6 +652,8 @@ def _join(chunks: Sequence[_Chunk], *, indent: str, blank_after_node: bool) -> l
 def _item_lines(item: ast.Item, slot: _Slot) -> list[str]:
     if isinstance(item, ast.PatternDef):
         return [f"pattern {item.name} = {_regex(item.regex)}"]
+    if isinstance(item, ast.EventDecl):
+        return ["event " + ", ".join(e.name for e in item.events)]
     if isinstance(item, ast.Interceptor):
         body = _chunks(item.statements, slot.children, slot.dangling, _statement_lines)
         return _block(_interceptor_header(item), body, slot)

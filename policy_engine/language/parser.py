@@ -44,8 +44,9 @@ STATEMENT_KEYWORDS = (
     "set",
     "remove",
     "truncate",
+    "acknowledge",
 )
-TOP_LEVEL_KEYWORDS = ("validator", "mutator", "pattern", "test")
+TOP_LEVEL_KEYWORDS = ("validator", "mutator", "pattern", "test", "event")
 
 # Human names for the terminals lark reports as expected.
 _TERMINAL_WORDS = {
@@ -68,6 +69,7 @@ _TERMINAL_WORDS = {
     "COLON": "`:`",
     "EQUAL": "`=`",
     "DOT": "`.`",
+    "EVENT_WORD": "`event`",
     "$END": "the end of the file",
 }
 
@@ -366,7 +368,7 @@ def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -
             span,
             f'put text in double quotes: `"{value}"`',
         )
-    if not expected_terms - {"VALIDATOR", "MUTATOR", "PATTERN", "TEST", "$END"}:
+    if not expected_terms - {"VALIDATOR", "MUTATOR", "PATTERN", "TEST", "EVENT_WORD", "$END"}:
         guess = difflib.get_close_matches(value, TOP_LEVEL_KEYWORDS, n=1)
         return Diagnostic(
             "E007",

@@ -8,105 +8,53 @@ layer) work on one representation of our own.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from . import ast
+from .path_filters import element_path, parse_with_filters
+from .path_steps import (
+    Descend,
+    Field,
+    Filter,
+    FilterOp,
+    Index,
+    PathSyntax,
+    PathSyntaxError,
+    Slice,
+    Step,
+    Wildcard,
+)
+from .walk import find
 
-@dataclass(frozen=True)
-class Field:
-    """``.name`` or ``['name']``; several names for ``['a','b']``."""
-
-    names: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Wildcard:
-    """``.*`` or ``[*]``: every member of an object or element of a list."""
-
-
-@dataclass(frozen=True)
-class Index:
-    """``[0]``, ``[-1]``, or ``[0,2]``: list elements by position."""
-
-    indexes: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Slice:
-    """``[start:stop:step]`` over a list."""
-
-    start: int | None
-    stop: int | None
-    step: int | None
-
-
-@dataclass(frozen=True)
-class Descend:
-    """``..``: the current node and every node below it; the next step applies to each."""
-
-
-FilterOp = Literal["==", "!=", "<", "<=", ">", ">=", "exists"]
-
-
-@dataclass(frozen=True)
-class Filter:
-    """``[?(@.field OP literal)]``: list elements (or object members) that satisfy a test.
-
-    ``target`` is the relative path after ``@`` (empty for ``@`` itself).
-    """
-
-    target: tuple[Step, ...]
-    op: FilterOp
-    value: Any = None
-
-
-Step = Field | Wildcard | Index | Slice | Descend | Filter
-
-
-@dataclass(frozen=True)
-class PathSyntax:
-    """A parsed JSONPath: its source text and its steps after ``$``."""
-
-    source: str
-    steps: tuple[Step, ...]
-
-    @property
-    def is_singular(self) -> bool:
-        """True when the path can select at most one value (only names and single indexes)."""
-        return all(
-            (isinstance(s, Field) and len(s.names) == 1)
-            or (isinstance(s, Index) and len(s.indexes) == 1)
-            for s in self.steps
-        )
-
-
-# --------------------------------------------------------------------------- errors
-
-
-class PathSyntaxError(ValueError):
-    """A path the engine cannot use: what is wrong, where, and the likely fix.
-
-    Policy authors read these, so the message names our constructs and never
-    leaks a jsonpath-ng or ply exception; ``column`` (0-based offset into the
-    source, when known) lets the caller underline the exact spot.
-    """
-
-    def __init__(self, message: str, *, column: int | None = None, help: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.column = column
-        self.help = help
-
-    def __repr__(self) -> str:
-        return f"PathSyntaxError({self.message!r}, column={self.column!r}, help={self.help!r})"
-
+__all__ = [
+    "Descend",
+    "Field",
+    "Filter",
+    "FilterOp",
+    "Index",
+    "PathSyntax",
+    "PathSyntaxError",
+    "Slice",
+    "Step",
+    "Wildcard",
+    "filter_conditions",
+    "format_location",
+    "parse_path",
+]
 
 _SUPPORTED = (
     "paths may use names (`.name`, `['name']`, `['a','b']`), `*`, indexes (`[0]`, `[-1]`, "
     "`[0,2]`), slices (`[1:3]`), `..` and filters such as `[?(@.type == 'text')]`"
+)
+_FILTER_HELP = (
+    "a filter tests each element `@` with the language's predicates, e.g. "
+    '`[?(@.name like "*_admin")]`, `[?(@.text matches /secret/i)]` or '
+    '`[?(starts_with(@.uri, "file:") and not @.trusted == true)]`'
 )
 _COMPARISONS: frozenset[str] = frozenset({"==", "!=", "<", "<=", ">", ">="})
 
@@ -239,12 +187,21 @@ _UNSUPPORTED_TOKENS: dict[str, tuple[str, str]] = {
     "WHERE": ("where", "filter with `[?(@.name == 'value')]` instead"),
     "WHERENOT": ("wherenot", "filter with `[?(@.name != 'value')]` instead"),
     "|": ("|", "write one rule per path, or list names in brackets: $['a','b']"),
-    "&": ("&", "a filter holds one test; write one rule per condition"),
-    "AND": ("&&", "a filter holds one test; write one rule per condition"),
-    "OR": ("||", "a filter holds one test; write one rule per condition"),
+    "&": ("&", "write one rule per condition"),
+    "AND": ("&&", "write one rule per condition"),
+    "OR": ("||", "write one rule per condition"),
     "!": ("!", "test for a missing member with a separate rule, or compare with `!=`"),
     "+": ("+", "arithmetic is not supported in paths"),
     "-": ("-", "arithmetic is not supported in paths"),
+}
+
+
+# Inside a filter the language's own words do these jobs.
+_IN_FILTER_HELP = {
+    "&": "combine tests in a filter with `and`: [?(@.a == 1 and @.b)]",
+    "AND": "combine tests in a filter with `and`: [?(@.a == 1 and @.b)]",
+    "OR": "combine tests in a filter with `or`: [?(@.a == 1 or @.b)]",
+    "!": "negate a test in a filter with `not`: [?(not @.hidden)]",
 }
 
 
@@ -279,6 +236,7 @@ def _check_token(token: _Token, previous: _Token | None) -> None:
         raise _unsupported("/", token.column, "arithmetic is not supported in paths")
     if kind in _UNSUPPORTED_TOKENS:
         construct, help = _UNSUPPORTED_TOKENS[kind]
+        help = _IN_FILTER_HELP.get(kind, help) if token.in_filter else help
         if kind == "WHERE" or kind == "WHERENOT":
             help += f"; to select a member named `{construct}`, quote it: $['{construct}']"
         raise _unsupported(construct, token.column, help)
@@ -295,7 +253,7 @@ def _check_token(token: _Token, previous: _Token | None) -> None:
 def _bad_operator(operator: str, column: int) -> PathSyntaxError:
     if operator == "=~":
         return _unsupported(
-            "=~", column, "regex filters are not supported; use `matches /re/` in the rule"
+            "=~", column, "test a regex in a filter with `matches`: [?(@.name matches /re/)]"
         )
     if operator == "=":
         return PathSyntaxError("`=` is not a comparison", column=column, help="use `==`")
@@ -483,9 +441,7 @@ class _Converter:
         jf = self._jf
         expressions = list(node.expressions)
         if len(expressions) != 1 or type(expressions[0]) is not jf.Expression:
-            raise _unsupported(
-                "&&", self._column("AND"), "a filter holds one test; write one rule per condition"
-            )
+            raise _unsupported("&&", self._column("AND"), "combine tests in a filter with `and`")
         expression = expressions[0]
         target = self._filter_target(expression.target)
         if expression.op is None:
@@ -572,10 +528,20 @@ def parse_path(source: str) -> PathSyntax:
             column=bad,
             help="write the path on one line",
         )
+    try:
+        raw, tokens = _lex(source)
+        _check_tokens(source, tokens)
+        tree = _parse_tokens(source, raw, tokens)
+        return PathSyntax(source, _Converter(tokens).path(tree))
+    except PathSyntaxError as plain_error:
+        # Not plain JSONPath: perhaps filters written with the language's predicates.
+        return parse_with_filters(source, plain_error, _parse_plain, parse_path)
+
+
+def _parse_plain(source: str) -> tuple[Step, ...]:
     raw, tokens = _lex(source)
     _check_tokens(source, tokens)
-    tree = _parse_tokens(source, raw, tokens)
-    return PathSyntax(source, _Converter(tokens).path(tree))
+    return _Converter(tokens).path(_parse_tokens(source, raw, tokens))
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -607,3 +573,38 @@ def format_location(location: tuple[str | int, ...]) -> str:
 def _quote(name: str) -> str:
     escaped = name.replace("\\", "\\\\").replace("'", "\\'")
     return f"'{escaped}'"
+
+
+def filter_conditions(node: Any) -> Iterator[tuple[ast.PathRef, ast.Condition]]:
+    """Each filter condition written inside a path below ``node``, with its path.
+
+    Plain comparison filters are given as the `Compare` they mean, so the type
+    checker treats `[?(@.name < 'm')]` and `@.name < "m"` alike. Paths that do
+    not parse are skipped (the path checker reports them).
+    """
+    for ref in find(node, ast.PathRef):
+        source = element_path(ref.source) if ref.relative else ref.source
+        try:
+            steps = parse_path(source).steps
+        except PathSyntaxError:
+            continue
+        for step in steps:
+            if not isinstance(step, Filter):
+                continue
+            if step.condition is not None:
+                yield ref, step.condition
+                yield from filter_conditions(step.condition)
+            elif step.op != "exists":
+                left = ast.PathRef(_render_target(step.target), span=ref.span)
+                right = ast.Literal_(step.value, span=ref.span)
+                yield ref, ast.Compare(step.op, left, right, span=ref.span)
+
+
+def _render_target(target: tuple[Step, ...]) -> str:
+    parts = ["@"]
+    for step in target:
+        if isinstance(step, Field):
+            parts.append("[" + json.dumps(step.names[0]) + "]")
+        elif isinstance(step, Index):
+            parts.append(f"[{step.indexes[0]}]")
+    return "".join(parts)

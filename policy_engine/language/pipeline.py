@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Literal
 
 from . import ast
-from .check_events import check_events
+from .acknowledge import apply_acknowledgements
+from .check_events import check_events, declared_events
 from .check_paths import check_interceptor_paths
 from .check_regex import check_regexes
 from .check_types import check_rule_shapes, check_tests
@@ -100,18 +101,21 @@ def check_sources(
 
     def check() -> None:
         model = model_box[0]
+        declared = declared_events(model.files)
         diagnostics.extend(check_regexes(model.files))
         for policy in model.files:
             for item in policy.items:
                 if isinstance(item, ast.Interceptor):
-                    diagnostics.extend(check_events(item))
+                    diagnostics.extend(check_events(item, declared))
         for interceptor in model.interceptors:
             diagnostics.extend(check_rule_shapes(interceptor))
             diagnostics.extend(check_interceptor_paths(interceptor))
-        diagnostics.extend(check_tests(model.files, {i.name for i in model.interceptors}))
+        names = {i.name for i in model.interceptors}
+        diagnostics.extend(check_tests(model.files, names, declared))
 
     def do_lint() -> None:
         diagnostics.extend(lint(model_box[0]))
+        diagnostics[:] = apply_acknowledgements(model_box[0].files, diagnostics)
 
     actions: dict[Stage, Callable[[], None]] = {
         "parse": parse,

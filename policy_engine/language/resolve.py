@@ -16,6 +16,7 @@ from . import ast
 from .builtin_patterns import BUILTIN_PATTERNS
 from .diagnostics import Diagnostic, Severity, Span
 from .model import NO_DEFAULT, PolicySetModel, ResolvedInterceptor, ResolvedParam, ResolvedPattern
+from .path_syntax import filter_conditions
 from .walk import find
 
 CONTEXT_FIELDS = ("principal", "traceId", "spanId", "timestamp", "sessionId", "interceptorState")
@@ -227,6 +228,8 @@ def _resolve_interceptor(
                 if statement.max_protocol is not None:
                     compat["maxProtocol"] = statement.max_protocol
             continue
+        if isinstance(statement, ast.Acknowledge):
+            continue  # applied to the diagnostics by the pipeline (acknowledge.py)
         rules.append(statement)
 
     if not hooks:
@@ -350,14 +353,14 @@ def _check_references(model: PolicySetModel) -> Iterator[Diagnostic]:
         for item in policy.items:
             if not isinstance(item, ast.Interceptor):
                 continue
-            for ref in find(item, ast.PatternName):
+            for ref, span in _pattern_refs(item):
                 used_patterns.add(ref.name)
                 if ref.name not in model.patterns:
                     hint = did_you_mean(ref.name, model.patterns)
                     yield error(
                         "E103",
                         f"unknown pattern `{ref.name}`",
-                        ref.span,
+                        span,
                         hint or "define it with `pattern NAME = /regex/` or use a built-in pattern",
                     )
             for context_ref in find(item, ast.ContextRef):
@@ -385,6 +388,15 @@ def _check_references(model: PolicySetModel) -> Iterator[Diagnostic]:
     for pattern in model.patterns.values():
         if not pattern.builtin and pattern.name not in used_patterns and pattern.span is not None:
             yield warning("W306", f"pattern `{pattern.name}` is never used", pattern.span)
+
+
+def _pattern_refs(item: ast.Interceptor) -> Iterator[tuple[ast.PatternName, Span]]:
+    """Pattern names in rules, and in path filters (reported at their path)."""
+    for ref in find(item, ast.PatternName):
+        yield ref, ref.span
+    for path, condition in filter_conditions(item):
+        for ref in find(condition, ast.PatternName):
+            yield ref, path.span
 
 
 def _list_param_refs(rule: ast.Rule) -> Iterator[ast.ParamRef]:

@@ -9,8 +9,10 @@ Serves any ``InterceptorProvider`` over MCP (stdio or streamable HTTP) with
 - ``app``: the SDK server: method registration, capability on both handshakes
 - ``framing`` / ``stdio``: a stdio transport that answers every line
 - ``fastpath``: answers interceptor calls on stdio without the SDK dispatch stack
-- ``http_app`` / ``auth`` / ``http_errors``: streamable HTTP behind uvicorn,
-  bearer-token auth, answers for unparseable bodies
+- ``http_app`` / ``auth``: streamable HTTP behind uvicorn, bearer-token auth
+- ``http_guard`` / ``http_sessions`` / ``http_connections``: body bounds and
+  strict framing, the session cap with eviction, header timeout and connection cap
+- ``limits`` / ``rejections``: every transport bound with its default; refusals logged once
 - ``decision_log``: one JSON line per invoke
 - ``reload``: polling file watcher that swaps providers atomically
 """
@@ -19,7 +21,8 @@ from .app import INVOKE_METHOD, LIST_METHOD, build_server
 from .auth import AuthConfigError, token_from_env
 from .catalog import EXTENSION_ID
 from .decision_log import Decision, DecisionLog
-from .http_app import build_http_app, serve_http
+from .http_app import ListenError, build_http_app, listen, serve_http
+from .limits import TransportLimits
 from .reload import CompileFailure, Reloader
 from .serve import serve_stdio
 from .service import InterceptorService
@@ -34,11 +37,14 @@ __all__ = [
     "Decision",
     "DecisionLog",
     "InterceptorService",
+    "ListenError",
     "ProviderCell",
     "ProviderSource",
     "Reloader",
+    "TransportLimits",
     "build_http_app",
     "build_server",
+    "listen",
     "serve_http",
     "serve_stdio",
     "static_source",

@@ -4,18 +4,55 @@ The SEP asks implementations to log every invocation. Payloads stay out of
 the log by default because they are exactly what policies protect; when asked
 for, only a mutator's output is written, which is the payload *after* the
 policy redacted it, never the input.
+
+Logging must never slow or stop enforcement, and a client must not be able
+to grow the log at will:
+
+- every client-supplied field (traceId, sessionId, names) is cut to
+  ``field_chars`` characters, and the line lists the fields it cut;
+- lines go through a bounded queue to a writer thread, so an invoke never
+  waits for the disk, a FIFO nobody reads, or a stderr nobody drains. When
+  the queue is full the line is dropped and counted; the count is written to
+  the log as soon as it has room again (``{"dropped": N}``) and logged once
+  as a warning. With ``complete=True`` a full queue fails the invoke instead
+  (-32603), for operators who need every decision on record;
+- a file is rotated by size (``max_bytes``, ``backups`` kept as ``.1``,
+  ``.2``...), or reopened by ``reopen()`` (the CLI calls it on SIGHUP) for an
+  external rotator such as logrotate;
+- opening never blocks: a FIFO is opened by the writer thread, so a FIFO
+  without a reader cannot hang start-up; a path that cannot be opened raises
+  ``DecisionLogError`` with a message for the operator.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
+import queue
+import stat
 import sys
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from policy_engine.wire import InterceptorError
+from policy_engine.wire.errors import INTERNAL_ERROR
+
+logger = logging.getLogger(__name__)
+
 Outcome = str
 """``valid``, ``invalid``, ``modified``, ``unmodified`` or ``error``."""
+
+_STOP = object()
+_BATCH_LINES = 1000
+_CLOSE_TIMEOUT = 2.0
+
+
+class DecisionLogError(Exception):
+    """The log cannot be opened; the message names the path and the reason."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,43 +70,181 @@ class Decision:
     has_payload: bool = False
 
 
+@dataclass(frozen=True)
+class DecisionLogSettings:
+    include_payloads: bool = False
+    max_bytes: int | None = 100 * 1024 * 1024
+    """Rotate a file once it reaches this size; ``None`` never rotates."""
+    backups: int = 5
+    queue_lines: int = 10_000
+    complete: bool = False
+    """Fail an invoke whose line cannot be queued, instead of dropping the line."""
+    field_chars: int = 256
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _open_file(path: str) -> TextIO:
+    """Open ``path`` for appending without ever blocking (a FIFO is refused here)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    except IsADirectoryError:
+        raise DecisionLogError(f"decision log `{path}` is a folder, not a file") from None
+    except FileNotFoundError:
+        raise DecisionLogError(f"decision log `{path}`: its folder does not exist") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise DecisionLogError(f"cannot open decision log `{path}`: {reason}") from None
+    os.set_blocking(fd, True)
+    # backslashreplace writes a lone surrogate as its JSON escape, so the line stays JSON.
+    return open(fd, "a", encoding="utf-8", errors="backslashreplace")
+
+
+class _Sink:
+    """Where the writer thread puts lines: stderr, a FIFO, or a rotating file."""
+
+    def __init__(self, target: str, settings: DecisionLogSettings) -> None:
+        self.target = target
+        self._settings = settings
+        self._stream: TextIO | None = None
+        self._size = 0
+        self.rotates = False
+        if target == "-":
+            self._stream = sys.stderr
+            return
+        try:
+            is_fifo = stat.S_ISFIFO(os.stat(target).st_mode)
+        except FileNotFoundError:
+            is_fifo = False
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise DecisionLogError(f"cannot open decision log `{target}`: {reason}") from None
+        if not is_fifo:
+            self._stream = _open_file(target)  # errors surface at start-up
+            self._size = self._stream.tell()
+            self.rotates = settings.max_bytes is not None
+
+    def _ensure_open(self) -> TextIO:
+        if self._stream is None:
+            # A FIFO: this blocks until a reader appears, in the writer thread only.
+            self._stream = open(self.target, "a", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+        return self._stream
+
+    def write(self, text: str) -> None:
+        stream = self._ensure_open()
+        stream.write(text)
+        stream.flush()
+        self._size += len(text)
+        limit = self._settings.max_bytes
+        if self.rotates and limit is not None and self._size >= limit:
+            self._rotate()
+
+    def _rotate(self) -> None:
+        self.close()
+        backups = self._settings.backups
+        for index in range(backups - 1, 0, -1):
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(f"{self.target}.{index}", f"{self.target}.{index + 1}")
+        if backups > 0:
+            os.replace(self.target, f"{self.target}.1")
+        else:
+            os.truncate(self.target, 0)
+        self._stream = _open_file(self.target)
+        self._size = 0
+
+    def reopen(self) -> None:
+        if self.target == "-":
+            return
+        self.close()
+        if self.rotates:
+            self._stream = _open_file(self.target)
+            self._size = self._stream.tell()
+
+    def close(self) -> None:
+        if self._stream is not None and self._stream is not sys.stderr:
+            with contextlib.suppress(OSError):
+                self._stream.close()
+        self._stream = None if self.target != "-" else sys.stderr
+
+
 class DecisionLog:
-    """Appends decisions to a text stream, one flushed line each.
+    """Formats decisions on the caller's thread and writes them from a thread of its own."""
 
-    Writes are synchronous and never await, so lines from concurrent invokes
-    on one event loop cannot interleave.
-    """
-
-    def __init__(
-        self, stream: TextIO, *, include_payloads: bool = False, owned: bool = False
-    ) -> None:
-        self._stream = stream
-        self.include_payloads = include_payloads
-        self._owned = owned
+    def __init__(self, target: str, settings: DecisionLogSettings | None = None) -> None:
+        self.settings = settings or DecisionLogSettings()
+        self.include_payloads = self.settings.include_payloads
+        self._sink = _Sink(target, self.settings)
+        self._queue: queue.Queue[object] = queue.Queue(self.settings.queue_lines)
+        self._lock = threading.Lock()
+        self._dropped = 0
+        self._dropped_total = 0
+        self._warned = False
+        self._write_failed = False
+        self._reopen = threading.Event()
+        self._thread = threading.Thread(target=self._write_loop, name="decision-log", daemon=True)
+        self._thread.start()
 
     @classmethod
     def open(cls, target: str, include_payloads: bool = False) -> DecisionLog:
-        """Open ``target`` for appending; ``-`` is stderr.
+        """A log on ``target`` (a path, or ``-`` for stderr) with default settings.
 
         Never stdout: under the stdio transport stdout is the JSON-RPC wire,
         and a log line there would corrupt it.
         """
-        if target == "-":
-            return cls(sys.stderr, include_payloads=include_payloads)
-        stream = open(target, "a", encoding="utf-8")  # noqa: SIM115 - owned until close()
-        return cls(stream, include_payloads=include_payloads, owned=True)
+        return cls(target, DecisionLogSettings(include_payloads=include_payloads))
+
+    @property
+    def dropped(self) -> int:
+        """Lines dropped because the queue was full, since start-up."""
+        return self._dropped_total
 
     def record(self, decision: Decision) -> None:
+        """Queue one line; never blocks. Raises -32603 only in ``complete`` mode."""
+        line = self._format(decision)
+        try:
+            self._queue.put_nowait(line)
+        except queue.Full:
+            with self._lock:
+                self._dropped += 1
+                self._dropped_total += 1
+            if self.settings.complete:
+                raise InterceptorError(
+                    INTERNAL_ERROR,
+                    "Decision log unavailable",
+                    {"reason": "the decision log is full and a complete log is required"},
+                ) from None
+            if not self._warned:
+                self._warned = True
+                logger.warning(
+                    "decision log queue full (%d lines): dropping lines; the count is "
+                    "written to the log when it drains",
+                    self.settings.queue_lines,
+                )
+
+    def _format(self, decision: Decision) -> str:
+        limit = self.settings.field_chars
+        truncated: list[str] = []
+
+        def capped(name: str, value: str | None) -> str | None:
+            if value is None or len(value) <= limit:
+                return value
+            truncated.append(name)
+            return value[:limit]
+
         entry: dict[str, Any] = {
-            "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            "interceptor": decision.interceptor,
-            "event": decision.event,
-            "phase": decision.phase,
+            "time": _now(),
+            "interceptor": capped("interceptor", decision.interceptor),
+            "event": capped("event", decision.event),
+            "phase": capped("phase", decision.phase),
             "outcome": decision.outcome,
             "durationMs": round(decision.duration_ms, 3),
-            "traceId": decision.trace_id,
-            "sessionId": decision.session_id,
+            "traceId": capped("traceId", decision.trace_id),
+            "sessionId": capped("sessionId", decision.session_id),
         }
+        if truncated:
+            entry["truncated"] = truncated
         if decision.severity is not None:
             entry["severity"] = decision.severity
         if decision.error_code is not None:
@@ -77,14 +252,66 @@ class DecisionLog:
         if self.include_payloads and decision.has_payload:
             entry["payload"] = decision.payload
         try:
-            line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+            return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
         except (TypeError, ValueError, RecursionError):
             entry.pop("payload", None)
             entry["payloadOmitted"] = "not serializable"
-            line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
-        self._stream.write(line + "\n")
-        self._stream.flush()
+            return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+
+    def reopen(self) -> None:
+        """Close and reopen the file before the next line (after an external rotation)."""
+        self._reopen.set()
+
+    def _write_loop(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is _STOP:
+                return
+            lines = [first]
+            while len(lines) < _BATCH_LINES:
+                try:
+                    lines.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = _STOP in lines
+            text = "".join(f"{line}\n" for line in lines if line is not _STOP)
+            with self._lock:
+                dropped, self._dropped = self._dropped, 0
+            if dropped:
+                notice = {"time": _now(), "dropped": dropped}
+                text += json.dumps(notice, separators=(",", ":")) + "\n"
+            self._write(text)
+            if stop:
+                return
+
+    def _write(self, text: str) -> None:
+        try:
+            if self._reopen.is_set():
+                self._reopen.clear()
+                self._sink.reopen()
+            self._sink.write(text)
+        except (OSError, ValueError) as exc:
+            count = text.count("\n")
+            with self._lock:
+                self._dropped += count
+                self._dropped_total += count
+            if not self._write_failed:
+                self._write_failed = True
+                logger.warning(
+                    "decision log write failed (%s); lines are counted as dropped (logged once)",
+                    exc,
+                )
+            self._sink.close()
 
     def close(self) -> None:
-        if self._owned:
-            self._stream.close()
+        """Flush what is queued, waiting at most a moment for a stuck writer."""
+        with contextlib.suppress(queue.Full):
+            self._queue.put(_STOP, timeout=_CLOSE_TIMEOUT)
+        self._thread.join(_CLOSE_TIMEOUT)
+        if not self._thread.is_alive():
+            self._sink.close()
+        if self._dropped_total:
+            logger.warning("decision log: %d lines were dropped in all", self._dropped_total)
+
+
+__all__ = ["Decision", "DecisionLog", "DecisionLogError", "DecisionLogSettings"]

@@ -1,16 +1,20 @@
 """Turning one line of bytes into a JSON-RPC message, or into the error that answers it.
 
 The SDK's stdio transport drops a line it cannot parse (not JSON, or nested
-deeper than its parser allows) without a reply, so the client waits forever.
-Here every line yields either a message for the SDK or an error response:
--32700 when the line is not JSON, -32600 when it is JSON but not a request we
-can take (too deep, not a JSON-RPC object), with the request id kept whenever
-it can be read.
+deeper than its parser allows) without a reply, so the client waits forever,
+and it takes a request whose id is ``null``, an object, an array or a boolean
+for a notification. Here every line yields either a message for the SDK or an
+error response: -32700 when the line is not strict JSON (``NaN`` and
+``Infinity`` included, see ``wire.json_text``), -32600 when it is JSON but not
+a request we can take (too deep, not a JSON-RPC object, an invalid id),
+-32602 when its params are not an object, with the request id kept whenever
+it can be read. The HTTP transport runs bodies through the same function.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +23,8 @@ from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp_types import ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCNotification, RequestId
 from pydantic import ValidationError
 
-from policy_engine.wire.errors import INVALID_REQUEST, PARSE_ERROR
+from policy_engine.wire.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from policy_engine.wire.json_text import TOO_DEEP, JSONTextError, loads
 
 _WHITESPACE = b" \t\r\n"
 
@@ -31,8 +36,10 @@ class Rejected:
     reply: JSONRPCError
 
 
-def rejection(request_id: RequestId | None, code: int, message: str, reason: str) -> Rejected:
-    error = ErrorData(code=code, message=message, data={"reason": reason})
+def rejection(
+    request_id: RequestId | None, code: int, message: str, reason: str, **extra: Any
+) -> Rejected:
+    error = ErrorData(code=code, message=message, data={"reason": reason, **extra})
     return Rejected(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
 
@@ -44,41 +51,114 @@ def _as_id(value: object) -> RequestId | None:
     return None
 
 
-def decode_line(line: bytes) -> JSONRPCMessage | Rejected | None:
-    """The message on ``line``, a rejection to send back, or ``None`` for a blank line."""
+class FractionalIds:
+    """Stand-ins for request ids JSON-RPC allows but MCP's types cannot carry.
+
+    JSON-RPC 2.0 lets an id be any number (``1.5``); the SDK's ``RequestId`` is
+    ``int | str``. Such a request reaches the SDK under a string alias no client
+    can guess (a per-transport random token), and the alias in the answer line
+    is put back to the number the client sent. At most ``limit`` aliases are
+    outstanding, so a client cannot grow the table without bound.
+    """
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._prefix = f"policyc-id:{secrets.token_hex(8)}:"
+        self._quoted_prefix = b'"id":"' + self._prefix.encode()
+        self._originals: dict[str, bytes] = {}
+        self._next = 0
+        self._limit = limit
+
+    def alias(self, number: float) -> str | None:
+        """A string id standing for ``number``; ``None`` when too many are outstanding."""
+        if len(self._originals) >= self._limit:
+            return None
+        alias = f"{self._prefix}{self._next}"
+        self._next += 1
+        self._originals[alias] = json.dumps(number).encode()
+        return alias
+
+    def owns(self, request_id: object) -> bool:
+        """Whether ``request_id`` is one of the stand-ins handed out and not yet answered."""
+        return isinstance(request_id, str) and request_id in self._originals
+
+    def forget(self, request_id: object) -> None:
+        """Drop an alias whose request will not be answered (it was cancelled)."""
+        if isinstance(request_id, str):
+            self._originals.pop(request_id, None)
+
+    def restore(self, line: bytes) -> bytes:
+        """``line`` with an aliased ``"id"`` put back to the client's number."""
+        if not self._originals:
+            return line
+        start = line.find(self._quoted_prefix)
+        if start < 0:
+            return line
+        value_start = start + len(b'"id":')
+        end = line.find(b'"', value_start + 1)
+        original = self._originals.pop(line[value_start + 1 : end].decode(), None)
+        if original is None:
+            return line
+        return line[:value_start] + original + line[end + 1 :]
+
+
+def decode_line(
+    line: bytes, fractional_ids: FractionalIds | None = None
+) -> JSONRPCMessage | Rejected | None:
+    """The message on ``line``, a rejection to send back, or ``None`` for a blank line.
+
+    Without ``fractional_ids`` a request whose id has a fraction is refused
+    (-32600) instead of answered.
+    """
     if not line.strip(_WHITESPACE):
         return None
     try:
-        return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except ValidationError as exc:
-        return _diagnose(line, exc)
+        document: Any = loads(line)
+    except JSONTextError as exc:
+        if exc.reason == TOO_DEEP:
+            # Nested deeper than the parser's limit (about 200 levels): read the id
+            # without recursing, then refuse the request rather than drop it.
+            request_id = scan_top_level_id(line[:_ID_SCAN_LIMIT])
+            return rejection(request_id, INVALID_REQUEST, "Invalid Request", TOO_DEEP)
+        return rejection(None, PARSE_ERROR, "Parse error", exc.reason)
+    if isinstance(document, dict) and "method" in document and "id" in document:
+        raw_id = document["id"]
+        if isinstance(raw_id, float):
+            alias = None if fractional_ids is None else fractional_ids.alias(raw_id)
+            if alias is None:
+                return rejection(None, INVALID_REQUEST, "Invalid Request", _FRACTIONAL_ID)
+            document = {**document, "id": alias}
+        elif _as_id(raw_id) is None:
+            return rejection(None, INVALID_REQUEST, "Invalid Request", _BAD_ID)
+    try:
+        return types.jsonrpc_message_adapter.validate_python(document, by_name=False)
+    except ValidationError:
+        return _diagnose(document)
 
 
-def _diagnose(line: bytes, exc: ValidationError) -> Rejected | None:
-    """Why the SDK's parser refused ``line``; only bad lines pay for this."""
-    problems = exc.errors(include_url=False, include_input=False, include_context=False)
-    if any(p["type"] == "json_invalid" and _TOO_DEEP in p["msg"] for p in problems):
-        # Nested deeper than the parser's limit (about 200 levels): read the id
-        # without recursing, then refuse the request rather than drop it.
-        return rejection(
-            scan_top_level_id(line[:_ID_SCAN_LIMIT]),
-            INVALID_REQUEST,
-            "Invalid Request",
-            "nesting too deep",
-        )
-    if any(p["type"] == "json_invalid" for p in problems):
-        return rejection(None, PARSE_ERROR, "Parse error", "not valid JSON")
-    document: Any = json.loads(line)  # valid and shallow: the parser above accepted it
+_BAD_ID = "id must be a string or a number"
+_FRACTIONAL_ID = "fractional ids are not accepted here"
+
+
+def _diagnose(document: Any) -> Rejected | None:
+    """Why ``document`` is not a message we take; only bad lines pay for this."""
     if not isinstance(document, dict):
         reason = "batches are not supported" if isinstance(document, list) else "not a JSON object"
         return rejection(None, INVALID_REQUEST, "Invalid Request", reason)
     if "method" not in document and ("result" in document or "error" in document):
         return None  # a malformed response from the peer: JSON-RPC forbids answering it
     request_id = _as_id(document.get("id"))
+    params = document.get("params")
+    if (
+        request_id is not None
+        and document.get("jsonrpc") == "2.0"
+        and isinstance(document.get("method"), str)
+        and params is not None
+        and not isinstance(params, dict)
+    ):
+        return rejection(request_id, INVALID_PARAMS, "Invalid params", "params must be an object")
     return rejection(request_id, INVALID_REQUEST, "Invalid Request", "not a JSON-RPC 2.0 message")
 
 
-_TOO_DEEP = "recursion limit exceeded"
 _ID_SCAN_LIMIT = 256 * 1024
 """The id is looked for in the first 256 KiB only, so a huge line cannot stall the loop."""
 

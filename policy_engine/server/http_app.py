@@ -1,14 +1,18 @@
 """Streamable HTTP serving: the SDK's session manager behind uvicorn.
 
-Defaults lean safe: loopback only, DNS-rebinding protection on (Host and
-Origin checked), bearer auth when a token is given. Stateless mode gives each
-request a fresh transport so any instance behind a load balancer can answer
-any request; responses are plain JSON by default because an invoke never
-streams.
+Defaults lean safe: loopback only (another address needs auth or an explicit
+opt-in), DNS-rebinding protection on (Host and Origin checked, case-blind),
+bearer auth when a token is given, and every resource a client holds bounded
+(``TransportLimits``: body size and time, header and idle time, connections,
+sessions). Stateless mode gives each request a fresh transport so any
+instance behind a load balancer can answer any request; responses are plain
+JSON by default because an invoke never streams.
 """
 
 from __future__ import annotations
 
+import errno
+import ipaddress
 import socket
 from collections.abc import Callable, Sequence
 
@@ -20,7 +24,11 @@ from starlette.types import ASGIApp
 from .app import build_server
 from .auth import BearerTokenMiddleware
 from .decision_log import DecisionLog
-from .http_errors import RequestErrorRewriter
+from .http_connections import guarded_protocol
+from .http_guard import RequestGuard
+from .http_sessions import SessionLimiter
+from .limits import TransportLimits
+from .rejections import RejectionLog
 from .source import ProviderSource
 
 MCP_PATH = "/mcp"
@@ -48,6 +56,10 @@ def security_settings(host: str, allowed_hosts: Sequence[str] = ()) -> Transport
     )
 
 
+class ListenError(Exception):
+    """The HTTP listener cannot start; the message says why, for the operator."""
+
+
 def build_http_app(
     source: ProviderSource,
     *,
@@ -57,8 +69,16 @@ def build_http_app(
     decision_log: DecisionLog | None = None,
     json_response: bool = True,
     allowed_hosts: Sequence[str] = (),
+    limits: TransportLimits | None = None,
+    rejections: RejectionLog | None = None,
 ) -> ASGIApp:
-    """The ASGI app serving MCP at ``/mcp``; its lifespan runs the SDK session manager."""
+    """The ASGI app serving MCP at ``/mcp``; its lifespan runs the SDK session manager.
+
+    Outermost first: bearer auth, the request guard (body bounds, strict
+    framing), the session cap, the SDK.
+    """
+    limits = limits or TransportLimits()
+    rejections = rejections or RejectionLog()
     server = build_server(source, decision_log)
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -66,11 +86,76 @@ def build_http_app(
         stateless_http=stateless,
         transport_security=security_settings(host, allowed_hosts),
         host=host,
+        # The guard enforces the body limit with a JSON-RPC answer; the
+        # limiter enforces the session cap with eviction. The SDK's own
+        # limits stay as a backstop above ours.
+        max_request_body_size=limits.max_message_bytes + 1,
+        session_idle_timeout=limits.session_idle_timeout,
+        max_sessions=2 * limits.max_sessions,
     )
-    app = RequestErrorRewriter(app)
+    if not stateless:
+        app = SessionLimiter(
+            app,
+            max_sessions=limits.max_sessions,
+            session_idle_timeout=limits.session_idle_timeout,
+            rejections=rejections,
+        )
+    app = RequestGuard(
+        app,
+        max_body_bytes=limits.max_message_bytes,
+        body_timeout=limits.body_timeout,
+        rejections=rejections,
+    )
     if auth_token is not None:
         app = BearerTokenMiddleware(app, auth_token)
     return app
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address ``host`` names is a loopback address (``ListenError`` if none)."""
+    bare = host.strip("[]")
+    if bare.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(bare, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise ListenError(f"cannot listen on `{host}`: no such host or address") from None
+    return all(ipaddress.ip_address(info[4][0]).is_loopback for info in infos)
+
+
+def listen(
+    host: str,
+    port: int,
+    *,
+    auth_configured: bool,
+    allow_unauthenticated_remote: bool = False,
+) -> socket.socket:
+    """The bound, listening socket for ``host:port``, or ``ListenError`` saying why not.
+
+    An address other than loopback without auth is refused: an interceptor
+    server sits on the path of every tool call, and serving it open to the
+    network must be a decision (``allow_unauthenticated_remote``).
+    """
+    if not auth_configured and not allow_unauthenticated_remote and not is_loopback(host):
+        raise ListenError(
+            f"refusing to serve {host} without auth: it is not a loopback address. "
+            "Set --auth-token-env, or pass --allow-unauthenticated-remote if a proxy "
+            "in front does the authentication"
+        )
+    bare = host.strip("[]")
+    try:
+        return _bind(bare, port)
+    except (socket.gaierror, UnicodeError):
+        raise ListenError(f"cannot listen on `{host}`: no such host or address") from None
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise ListenError(f"cannot listen on {host}:{port}: the port is in use") from None
+        reason = exc.strerror or type(exc).__name__
+        raise ListenError(f"cannot listen on {host}:{port}: {reason}") from None
 
 
 class _AnnouncingServer(uvicorn.Server):
@@ -105,25 +190,43 @@ async def serve_http(
     source: ProviderSource,
     *,
     host: str = "127.0.0.1",
-    port: int,
+    port: int = 0,
     auth_token: str | None = None,
     stateless: bool = False,
     decision_log: DecisionLog | None = None,
     ready: Callable[[int], None] | None = None,
     json_response: bool = True,
     allowed_hosts: Sequence[str] = (),
+    limits: TransportLimits | None = None,
+    allow_unauthenticated_remote: bool = False,
+    sock: socket.socket | None = None,
 ) -> None:
-    """Serve until cancelled or signalled; ``ready`` gets the bound port (so port 0 works)."""
+    """Serve until cancelled or signalled; ``ready`` gets the bound port (so port 0 works).
+
+    Pass ``sock`` from ``listen`` to report a bind failure before the event
+    loop starts; otherwise ``listen`` is called here and may raise
+    ``ListenError``.
+    """
+    limits = limits or TransportLimits()
+    rejections = RejectionLog()
+    if sock is None:
+        sock = listen(
+            host,
+            port,
+            auth_configured=auth_token is not None,
+            allow_unauthenticated_remote=allow_unauthenticated_remote,
+        )
     app = build_http_app(
         source,
-        host=host,
+        host=host.strip("[]") if host.startswith("[") else host,
         auth_token=auth_token,
         stateless=stateless,
         decision_log=decision_log,
         json_response=json_response,
         allowed_hosts=allowed_hosts,
+        limits=limits,
+        rejections=rejections,
     )
-    sock = _bind(host, port)
     bound_port: int = sock.getsockname()[1]
     config = uvicorn.Config(
         app,
@@ -131,6 +234,8 @@ async def serve_http(
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=2,
+        http=guarded_protocol(limits.header_timeout, limits.connections(), rejections),
+        timeout_keep_alive=limits.idle_timeout,  # type: ignore[arg-type]
     )
 
     def announce() -> None:
@@ -171,4 +276,12 @@ async def _serve_until_cancelled(server: uvicorn.Server, sock: socket.socket) ->
             shield.cancel()
 
 
-__all__ = ["MCP_PATH", "build_http_app", "security_settings", "serve_http"]
+__all__ = [
+    "MCP_PATH",
+    "ListenError",
+    "build_http_app",
+    "is_loopback",
+    "listen",
+    "security_settings",
+    "serve_http",
+]

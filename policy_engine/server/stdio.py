@@ -30,20 +30,30 @@ from mcp_types import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, Reque
 
 from policy_engine.wire.errors import INVALID_REQUEST
 
-from .framing import Rejected, cancelled_request, decode_line, encode_message, rejection
+from .framing import (
+    FractionalIds,
+    Rejected,
+    cancelled_request,
+    decode_line,
+    encode_message,
+    rejection,
+)
 
 logger = logging.getLogger(__name__)
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """A longer line is answered with -32600 and skipped, not buffered forever."""
 
+MAX_IN_FLIGHT = 256
+"""Requests read and not yet answered. At the limit the reader stops reading
+stdin until answers have been handed to the writer, so a client that writes
+without reading its replies fills the pipe, not this process's memory."""
+
 _READ_SIZE = 1 << 16
 _QUEUE_SIZE = 256
 _DRAIN_TIMEOUT = 5.0
 _COALESCE_TURNS = 32
-
-Outgoing = SessionMessage | bytes
-"""What the writer takes: SDK messages, or lines the lane already encoded."""
+_BATCH_BYTES = 1 << 20
 
 
 class Lane(Protocol):
@@ -112,32 +122,73 @@ async def _write_all(fd: int, data: bytes) -> None:
 
 
 class _Outstanding:
-    """Requests handed to the SDK and not yet answered.
+    """Requests read and not yet answered, for backpressure and for the drain at EOF.
 
     At end of input the SDK stops its handlers as soon as its inbound stream
-    closes; the reader keeps the stream open until these are answered, so a
-    client that writes its last request and closes stdin still gets the reply.
+    closes; the reader keeps the stream open until the SDK's requests are
+    answered, so a client that writes its last request and closes stdin still
+    gets the reply. Ids are counted, not just remembered, so a client reusing
+    one id for many requests cannot slip past ``limit``.
     """
 
-    def __init__(self) -> None:
-        self._ids: set[RequestId] = set()
-        self._empty = anyio.Event()
-        self._empty.set()
+    def __init__(self, limit: int = MAX_IN_FLIGHT) -> None:
+        self._ids: dict[RequestId, int] = {}
+        self._total = 0
+        self._limit = limit
+        self._changed = anyio.Event()
+
+    def _notify(self) -> None:
+        # Only the reader (waiting for room) and the drain at EOF wait on this.
+        if self._total == self._limit - 1 or not self._ids:
+            self._changed.set()
+            self._changed = anyio.Event()
+
+    async def room(self) -> None:
+        """Wait until fewer than ``limit`` requests are outstanding."""
+        while self._total >= self._limit:
+            await self._changed.wait()
 
     def add(self, request_id: RequestId) -> None:
-        self._ids.add(coerce_request_id(request_id))
-        if self._empty.is_set():
-            self._empty = anyio.Event()
+        key = coerce_request_id(request_id)
+        self._ids[key] = self._ids.get(key, 0) + 1
+        self._total += 1
 
     def discard(self, request_id: RequestId | None) -> None:
         if request_id is None:
             return
-        self._ids.discard(coerce_request_id(request_id))
-        if not self._ids:
-            self._empty.set()
+        key = coerce_request_id(request_id)
+        count = self._ids.get(key)
+        if count is None:
+            return
+        if count > 1:
+            self._ids[key] = count - 1
+        else:
+            del self._ids[key]
+        self._total -= 1
+        self._notify()
+
+    def add_lane(self) -> None:
+        self._total += 1
+
+    def lane_done(self) -> None:
+        self._total -= 1
+        self._notify()
 
     async def drained(self) -> None:
-        await self._empty.wait()
+        """Wait until the SDK has answered everything it was handed."""
+        while self._ids:
+            await self._changed.wait()
+
+
+@dataclass(frozen=True, slots=True)
+class _LaneReply:
+    """An answer the lane encoded; the writer counts it off when it takes it."""
+
+    line: bytes
+
+
+Outgoing = SessionMessage | bytes | _LaneReply
+"""What the writer takes: SDK messages, lane answers, or lines the reader encoded."""
 
 
 class _Reader:
@@ -150,6 +201,8 @@ class _Reader:
         replies: MemoryObjectSendStream[Outgoing],
         lane: Lane | None,
         outstanding: _Outstanding,
+        fractional_ids: FractionalIds,
+        max_line_bytes: int,
     ) -> None:
         self._fd = fd
         self._inbound = inbound
@@ -157,6 +210,8 @@ class _Reader:
         self._lane = lane
         self._lane_calls: dict[RequestId, anyio.CancelScope] = {}
         self._outstanding = outstanding
+        self._fractional_ids = fractional_ids
+        self._max_line_bytes = max_line_bytes
 
     async def run(self) -> None:
         """Read until EOF, then let calls the lane is still answering finish."""
@@ -166,7 +221,7 @@ class _Reader:
                 await self._outstanding.drained()
 
     async def _read_lines(self, lane_tasks: anyio.abc.TaskGroup) -> None:
-        pending = b""
+        pending = bytearray()
         skipping = False
         while True:
             try:
@@ -176,34 +231,50 @@ class _Reader:
                 chunk = b""
             if not chunk:
                 if pending and not skipping:
-                    await self._deliver(pending, lane_tasks)
+                    await self._deliver(bytes(pending), lane_tasks)
                 return
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
+            start = 0
+            end = chunk.find(b"\n")
+            while end >= 0:
                 if skipping:
                     skipping = False
-                    continue
-                await self._deliver(line, lane_tasks)
-            if len(pending) > MAX_LINE_BYTES:
-                if not skipping:
-                    rejected = rejection(
-                        None, INVALID_REQUEST, "Invalid Request", "message too long"
-                    )
-                    await self._replies.send(SessionMessage(rejected.reply))
+                elif pending:
+                    pending += chunk[start:end]
+                    await self._deliver(bytes(pending), lane_tasks)
+                else:
+                    await self._deliver(chunk[start:end], lane_tasks)
+                pending.clear()
+                start = end + 1
+                end = chunk.find(b"\n", start)
+            if not skipping:
+                pending += chunk[start:]
+            if len(pending) > self._max_line_bytes:
+                rejected = rejection(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request",
+                    "message too long",
+                    maxBytes=self._max_line_bytes,
+                )
+                await self._replies.send(encode_message(rejected.reply))
                 skipping = True
-                pending = b""
+                pending.clear()
 
     async def _deliver(self, line: bytes, lane_tasks: anyio.abc.TaskGroup) -> None:
-        decoded = decode_line(line)
+        decoded = decode_line(line, self._fractional_ids)
         if decoded is None:
             return
         if isinstance(decoded, Rejected):
-            await self._replies.send(SessionMessage(decoded.reply))
+            await self._replies.send(encode_message(decoded.reply))
             return
+        is_request = isinstance(decoded, JSONRPCRequest)
+        if is_request:
+            await self._outstanding.room()
         lane = self._lane
         if lane is not None:
             lane.observe_inbound(decoded)
             if isinstance(decoded, JSONRPCRequest) and lane.claims(decoded):
+                self._outstanding.add_lane()
                 lane_tasks.start_soon(self._answer_in_lane, lane, decoded)
                 return
             cancelled = cancelled_request(decoded)
@@ -221,16 +292,22 @@ class _Reader:
 
     async def _answer_in_lane(self, lane: Lane, request: JSONRPCRequest) -> None:
         key = coerce_request_id(request.id)
-        with anyio.CancelScope() as scope:
-            self._lane_calls[key] = scope
-            try:
-                line = await lane.answer(request)
-            finally:
-                if self._lane_calls.get(key) is scope:
-                    del self._lane_calls[key]
-        if scope.cancelled_caught:
-            return  # the peer cancelled it: MCP says such a request is not answered
-        await self._replies.send(line)
+        line: bytes | None = None
+        try:
+            with anyio.CancelScope() as scope:
+                self._lane_calls[key] = scope
+                try:
+                    line = await lane.answer(request)
+                finally:
+                    if self._lane_calls.get(key) is scope:
+                        del self._lane_calls[key]
+            if line is not None:
+                # Counted off by the writer; a cancelled call is never answered (MCP).
+                await self._replies.send(_LaneReply(line))
+        finally:
+            if line is None:
+                self._fractional_ids.forget(request.id)
+                self._outstanding.lane_done()
 
 
 async def _write_loop(
@@ -238,34 +315,42 @@ async def _write_loop(
     outbound: MemoryObjectReceiveStream[Outgoing],
     lane: Lane | None,
     outstanding: _Outstanding,
+    fractional_ids: FractionalIds,
 ) -> None:
     """Write responses, coalescing whatever is ready into one write."""
 
     def encode(item: Outgoing) -> bytes:
+        if isinstance(item, _LaneReply):
+            outstanding.lane_done()
+            return fractional_ids.restore(item.line)
         if isinstance(item, bytes):
-            return item
+            return fractional_ids.restore(item)
         if lane is not None:
             lane.observe_outbound(item.message)
         if not isinstance(item.message, JSONRPCRequest | JSONRPCNotification):
             outstanding.discard(getattr(item.message, "id", None))
-        return encode_message(item.message)
+        return fractional_ids.restore(encode_message(item.message))
 
     broken = False
     async with outbound:
         async for first in outbound:
             batch = [encode(first)]
+            size = len(batch[0])
             # Give handlers that are about to finish a loop turn to queue their
             # responses too, for as long as new ones keep arriving: a burst then
             # leaves in a few writes instead of one system call per response.
+            # The batch is capped so that unsent replies stay bounded.
             for _ in range(_COALESCE_TURNS):
                 await anyio.lowlevel.checkpoint()
                 before = len(batch)
-                while True:
+                while size < _BATCH_BYTES:
                     try:
-                        batch.append(encode(outbound.receive_nowait()))
+                        line = encode(outbound.receive_nowait())
                     except (anyio.WouldBlock, anyio.EndOfStream):
                         break
-                if len(batch) == before:
+                    batch.append(line)
+                    size += len(line)
+                if len(batch) == before or size >= _BATCH_BYTES:
                     break
             if broken:
                 continue
@@ -278,7 +363,12 @@ async def _write_loop(
 
 @asynccontextmanager
 async def stdio_transport(
-    read_fd: int | None = None, write_fd: int | None = None, *, lane: Lane | None = None
+    read_fd: int | None = None,
+    write_fd: int | None = None,
+    *,
+    lane: Lane | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    max_in_flight: int = MAX_IN_FLIGHT,
 ) -> AsyncIterator[
     tuple[
         MemoryObjectReceiveStream[SessionMessage | Exception],
@@ -288,7 +378,8 @@ async def stdio_transport(
     """Streams for the SDK's ``Server.run`` over the process's stdin and stdout.
 
     Pass descriptors to serve other pipes (tests, embedding); by default fds 0
-    and 1 are claimed and restored on exit.
+    and 1 are claimed and restored on exit. ``max_line_bytes`` bounds one
+    message, ``max_in_flight`` the requests read and not yet answered.
     """
     fds = (
         _claim_standard_fds()
@@ -302,12 +393,23 @@ async def stdio_transport(
         _QUEUE_SIZE
     )
     outbound_send, outbound_receive = anyio.create_memory_object_stream[Outgoing](_QUEUE_SIZE)
-    outstanding = _Outstanding()
-    reader = _Reader(fds.read_fd, inbound_send, outbound_send.clone(), lane, outstanding)
+    outstanding = _Outstanding(max_in_flight)
+    fractional_ids = FractionalIds(max_in_flight)
+    reader = _Reader(
+        fds.read_fd,
+        inbound_send,
+        outbound_send.clone(),
+        lane,
+        outstanding,
+        fractional_ids,
+        max_line_bytes,
+    )
     reader_done = anyio.Event()
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_write_loop, fds.write_fd, outbound_receive, lane, outstanding)
+            tg.start_soon(
+                _write_loop, fds.write_fd, outbound_receive, lane, outstanding, fractional_ids
+            )
             reader_scope = anyio.CancelScope()
 
             async def read() -> None:

@@ -61,4 +61,5 @@ async def run_local_chain(
     async with InterceptorChain.connect(
         local={"policies": provider}, servers=extra_servers or [], config=chain_config
     ) as chain:
+        chain.check_selection(params.interceptors)
         return await chain.execute(params, side=side)

@@ -23,8 +23,10 @@ from .constants import INT32_MAX, INT32_MIN, InterceptorType, Phase, Severity
 __all__ = ["INT32_MAX", "INT32_MIN", "InterceptorType", "Phase", "Severity"]
 
 # A positive whole number of milliseconds. Strict, so a peer sending "10" is told
-# so instead of having the string quietly coerced.
-TimeoutMs = Annotated[int, Field(gt=0, strict=True)]
+# so instead of having the string quietly coerced. At most INT32_MAX (about 24.8
+# days): a 400-digit value used to reach the deadline arithmetic and fail there
+# with an internal OverflowError instead of -32602 naming the field.
+TimeoutMs = Annotated[int, Field(gt=0, le=INT32_MAX, strict=True)]
 
 
 class WireModel(BaseModel):

@@ -77,6 +77,23 @@ def test_only_restricts_the_chain(runner: CliRunner, policies: Path) -> None:
     assert [r["interceptor"] for r in json.loads(output)["results"]] == ["pii-redactor"]
 
 
+def test_only_with_an_unknown_name_is_an_error_with_a_did_you_mean(
+    runner: CliRunner, policies: Path
+) -> None:
+    code, output = _eval(runner, str(policies), "--only", "pii-redacter", payload=SHELL)
+    assert code == 2
+    assert "no interceptor named `pii-redacter` to select" in output
+    assert "did you mean `pii-redactor`?" in output
+
+
+def test_only_against_a_remote_server_checks_names_too(policies: Path) -> None:
+    code, output = _eval_process(
+        "--server", _serve_command(policies), "--only", "tool-gard", payload=SHELL
+    )
+    assert code == 2, output
+    assert "did you mean `tool-guard`?" in output
+
+
 def test_config_reaches_the_interceptor(runner: CliRunner, policies: Path) -> None:
     payload = json.dumps({"messages": [], "maxTokens": 9000, "systemPrompt": "x"})
     base = ["eval", str(policies), "--event", "sampling/createMessage", "--phase", "request"]

@@ -15,6 +15,7 @@ from policy_engine.compiler.matchers import (
     glob_regex,
     matchable,
 )
+from policy_engine.compiler.mutators import substitute
 
 # --------------------------------------------------------------------- globs
 
@@ -225,3 +226,63 @@ def test_lone_surrogates_neither_crash_nor_shift_hits() -> None:
     checked = TextMatcher([PatternSpec("N", "[0-9]+", CountingCheck(True))])
     assert [(h.start, h.end) for h in checked.hits("\ud800 42")] == [(2, 4)]
     assert GlobMatcher(["a?b"]).matches("a\ud800b")
+
+
+# ---------------------------------------------------------- the value group
+
+
+def _spans(matcher: TextMatcher, text: str) -> list[tuple[str, str]]:
+    return [(h.label, text[h.start : h.end]) for h in matcher.hits(text)]
+
+
+def test_a_value_group_is_the_hit_and_never_hides_another_pattern() -> None:
+    matcher = TextMatcher(
+        [
+            PatternSpec("PLAIN", r"[0-9]+", None),
+            PatternSpec("GROUPS", r"(a)(b)?", None),
+            PatternSpec("KEY", r"(key)\s*=\s*(?P<value>[a-z0-9]+)", None),
+            PatternSpec("EM", r"(?:\b|_)(?P<value>x+)(?:\b|_)", None),
+        ]
+    )
+    text = "7 key = secret ab _xx_ 9 key=zz9"
+    assert _spans(matcher, text) == [
+        ("PLAIN", "7"),
+        ("KEY", "secret"),
+        ("GROUPS", "ab"),
+        ("EM", "xx"),
+        ("PLAIN", "9"),
+        ("KEY", "zz9"),
+    ]
+    assert matcher.search("key=abc")
+
+
+def test_a_check_sees_only_the_value() -> None:
+    seen = CountingCheck(True)
+    matcher = TextMatcher([PatternSpec("KEY", r"token: (?P<value>[a-z]+)", seen)])
+    assert _spans(matcher, "token: abc.") == [("KEY", "abc")]
+    assert seen.seen == ["abc"]
+    rejecting = TextMatcher([PatternSpec("KEY", r"token: (?P<value>[a-z]+)", CountingCheck(False))])
+    assert list(rejecting.hits("token: abc")) == []
+    assert not rejecting.search("token: abc")
+
+
+def test_a_branch_without_the_value_group_skips_its_text() -> None:
+    """RE2 has no lookbehind; a consuming branch without the group stands in for one."""
+    matcher = TextMatcher(
+        [PatternSpec("IP", r"version [0-9.]+|(?P<value>[0-9]+(?:\.[0-9]+){3})", None)]
+    )
+    assert _spans(matcher, "version 1.2.3.4 at 10.0.0.1") == [("IP", "10.0.0.1")]
+    assert not matcher.search("version 1.2.3.4")
+
+
+def test_an_empty_value_is_no_hit() -> None:
+    matcher = TextMatcher([PatternSpec("K", r"k=(?P<value>[0-9]*)", None)])
+    assert _spans(matcher, "k= k=5") == [("K", "5")]
+
+
+def test_redaction_keeps_the_label() -> None:
+    matcher = TextMatcher([PatternSpec("K", r"api_key=(?P<value>\w+)", None)])
+    counts: dict[str, int] = {}
+    out = substitute("api_key=abc123, x", matcher, lambda m, label: f"[{label}]", counts)
+    assert out == "api_key=[K], x"
+    assert counts == {"K": 1}

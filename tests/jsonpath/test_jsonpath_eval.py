@@ -108,11 +108,11 @@ FIND: list[tuple[str, list[tuple[Any, tuple[str | int, ...]]]]] = [
     ("$.arguments.flags[?(@ == '1')]", [("1", ("arguments", "flags", 5))]),
     ("$.arguments.flags[?(@ >= 1)]", [(1, ("arguments", "flags", 1))]),
     ("$.arguments.flags[?(@ > false)]", []),  # booleans are not ordered
-    ("$.arguments.flags[?(@ >= false)]", [(False, ("arguments", "flags", 3))]),
+    ("$.arguments.flags[?(@ >= false)]", []),  # ordering needs two numbers
     ("$.arguments.flags[?(@ < null)]", []),
     (
-        "$.arguments.to[?(@.email != 'x')].name",  # a missing member differs from anything
-        [("Ann", ("arguments", "to", 0, "name")), ("Bob", ("arguments", "to", 1, "name"))],
+        "$.arguments.to[?(@.email != 'x')].name",  # a missing member compares false, as in rules
+        [("Ann", ("arguments", "to", 0, "name"))],
     ),
     ("$.arguments.to[?(@.email == null)]", []),  # ... but is not null either
     ("$.content[?(@['type'] == 'image')].data", [("AAAA", ("content", 1, "data"))]),

@@ -57,7 +57,7 @@ def test_goldens_cover_the_common_mistakes() -> None:
         for path in INPUTS
     }
     assert len(INPUTS) >= 7
-    assert "W101" in codes["event_typo"]
+    assert "E107" in codes["event_typo"]
     assert "E203" in codes["params_envelope"]
     assert "E201" in codes["lookahead_regex"]
     assert "E004" in codes["single_equals"]

@@ -253,7 +253,7 @@ def test_every_code_has_a_case() -> None:
 
 
 def test_diagnostic_cases_focus_on_their_group() -> None:
-    """A case in ``syntax/`` shows a syntax code, ``names/`` an E1xx/W101, and so on.
+    """A case in ``syntax/`` shows a syntax code, ``names/`` an E1xx, and so on.
 
     A case with no diagnostics at all is a negative case: the look-alike that is fine.
     """

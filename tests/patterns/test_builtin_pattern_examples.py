@@ -18,18 +18,25 @@ import pytest
 import re2
 
 from policy_engine.compiler.candidate_checks import CANDIDATE_CHECKS
-from policy_engine.language.builtin_patterns import BUILTIN_PATTERNS
+from policy_engine.compiler.matchers import PatternSpec, TextMatcher
+from policy_engine.language.builtin_patterns import BUILTIN_PATTERNS, BuiltinPattern
+
+
+def value_spans(pattern: BuiltinPattern, text: str) -> list[tuple[int, int]]:
+    """Spans of the pattern's values in ``text`` that pass its check, as a policy sees them.
+
+    The value is the group named ``value`` where the pattern has one (a match
+    whose value group is empty or absent is skipped text), else the match:
+    the compiler's own matcher says which.
+    """
+    check = CANDIDATE_CHECKS[pattern.check] if pattern.check else None
+    matcher = TextMatcher([PatternSpec(pattern.name, pattern.source, check)])
+    return [(hit.start, hit.end) for hit in matcher.hits(text)]
 
 
 def findings(name: str, text: str) -> list[tuple[int, int]]:
-    """Spans of the matches of pattern ``name`` in ``text`` that pass its check."""
-    pattern = BUILTIN_PATTERNS[name]
-    check = CANDIDATE_CHECKS[pattern.check] if pattern.check else None
-    return [
-        m.span()
-        for m in re2.compile(pattern.source).finditer(text)
-        if check is None or check(m.group())
-    ]
+    """Spans of the values of pattern ``name`` in ``text`` that pass its check."""
+    return value_spans(BUILTIN_PATTERNS[name], text)
 
 
 def _b64url(data: bytes) -> str:
@@ -49,6 +56,16 @@ SLACK_HOOK = "https://hooks." + "slack.com/services/T00000000/B00000000/" + "X" 
 SLACK_WORKFLOW = "https://hooks." + "slack.com/workflows/T00000000/" + "A0000000000/000000/fake"
 STRIPE_BODY = "0000EXAMPLE0000example0000"
 API_VALUE = "Xk29fLq8Rz0pWm4TnB7v"
+FILL = "FAKE0example0" * 8  # cut to the length a vendor's format wants
+GOOGLE = "AI" + "za" + FILL[:35]
+GITLAB = "gl" + "pat-" + FILL[:20]
+NPM = "np" + "m_" + FILL[:36]
+HF = "h" + "f_" + FILL[:34]
+SENDGRID = "S" + "G." + FILL[:22] + "." + FILL[:43]
+OPENAI = "s" + "k-proj-" + FILL[:48]
+MAILGUN = "ke" + "y-" + "0123456789abcdef0123456789abcdef"
+BEARER = "FAKE0example0FAKE0example0opaque"
+DB_PASSWORD = "s3cr3t-Fake_Pa55"
 JWT_HS = ".".join(
     [
         _b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode()),
@@ -70,9 +87,10 @@ def pem(label: str, body: str = PEM_BODY) -> str:
 
 
 PEM_ENCRYPTED = pem(
-    "EC PRIVATE KEY", "Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00FF\n\nq83v\n"
+    "EC PRIVATE KEY",
+    "Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00FF\n\nq83vFAKEfake0000FAKEfake\n",
 )
-PGP_BLOCK = pem("PGP PRIVATE KEY BLOCK", "Version: Fake 1\n\nlQOYBFake\n=AbCd\n")
+PGP_BLOCK = pem("PGP PRIVATE KEY BLOCK", "Version: Fake 1\n\nlQOYBFakeFAKEfake0000FAKE\n=AbCd\n")
 
 # (pattern, text, the exact substring that must be the only finding)
 POSITIVES: list[tuple[str, str, str]] = [
@@ -125,23 +143,23 @@ POSITIVES: list[tuple[str, str, str]] = [
     (
         "AWS_SECRET_KEY",
         f"[default]\naws_secret_access_key = {AWS_SECRET}\n",
-        f"aws_secret_access_key = {AWS_SECRET}",
+        AWS_SECRET,
     ),
     (
         "AWS_SECRET_KEY",
         f"export MY_AWS_SECRET_ACCESS_KEY={AWS_SECRET};",
-        f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}",
+        AWS_SECRET,
     ),
     (
         "AWS_SECRET_KEY",
         f'{{"SecretAccessKey": "{AWS_SECRET}"}}',
-        f'SecretAccessKey": "{AWS_SECRET}',
+        AWS_SECRET,
     ),
-    ("AWS_SECRET_KEY", f"aws.secret.key: {AWS_SECRET} x", f"aws.secret.key: {AWS_SECRET}"),
+    ("AWS_SECRET_KEY", f"aws.secret.key: {AWS_SECRET} x", AWS_SECRET),
     (
         "AWS_SECRET_KEY",
         f"aws_secret_key={AWS_SECRET[:-1]}/ next",
-        f"aws_secret_key={AWS_SECRET[:-1]}/",
+        f"{AWS_SECRET[:-1]}/",
     ),
     ("GITHUB_TOKEN", f"token ghp_{GH_BODY} ok", f"ghp_{GH_BODY}"),
     ("GITHUB_TOKEN", f"oauth=gho_{GH_BODY}&x=1", f"gho_{GH_BODY}"),
@@ -164,19 +182,57 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("PRIVATE_KEY", f"pgp {PGP_BLOCK} end", PGP_BLOCK),
     (
         "PRIVATE_KEY",
-        'truncated: -----BEGIN RSA PRIVATE KEY-----\nMIIEfake\nAAAAtrunc\n\n"}',
-        "-----BEGIN RSA PRIVATE KEY-----\nMIIEfake\nAAAAtrunc",
+        'truncated: -----BEGIN RSA PRIVATE KEY-----\nMIIEfakeFAKEfake0000\nAAAAtrunc\n\n"}',
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEfakeFAKEfake0000\nAAAAtrunc",
     ),
     ("JWT", f"Authorization: Bearer {JWT_HS}\n", JWT_HS),
     ("JWT", f'{{"token":"{JWT_HS}"}}', JWT_HS),
     ("JWT", f"unsecured {JWT_NONE} token", JWT_NONE),
     ("JWT", f"jwt={JWT_HS}&next=1", JWT_HS),
-    ("API_KEY", f"config api_key={API_VALUE} done", f"api_key={API_VALUE}"),
-    ("API_KEY", f"X-API-Key: {API_VALUE}\r\n", f"API-Key: {API_VALUE}"),
-    ("API_KEY", f'{{"apiKey": "{API_VALUE}"}}', f'apiKey": "{API_VALUE}'),
-    ("API_KEY", f"GITHUB_TOKEN={API_VALUE}.", f"TOKEN={API_VALUE}"),
-    ("API_KEY", f"client_secret => '{API_VALUE}=='", f"client_secret => '{API_VALUE}=="),
-    ("API_KEY", f"ACCESS_KEY_PROD := {API_VALUE}", f"ACCESS_KEY_PROD := {API_VALUE}"),
+    ("API_KEY", f"config api_key={API_VALUE} done", API_VALUE),
+    ("API_KEY", f"X-API-Key: {API_VALUE}\r\n", API_VALUE),
+    ("API_KEY", f'{{"apiKey": "{API_VALUE}"}}', API_VALUE),
+    ("API_KEY", f"GITHUB_TOKEN={API_VALUE}.", API_VALUE),
+    ("API_KEY", f"client_secret => '{API_VALUE}=='", f"{API_VALUE}=="),
+    ("API_KEY", f"ACCESS_KEY_PROD := {API_VALUE}", API_VALUE),
+    ("API_KEY", f"<apiKey>{API_VALUE}</apiKey>", API_VALUE),
+    ("API_KEY", f"the api key is {API_VALUE}, keep it", API_VALUE),
+    ("API_KEY", f'{{\\"token\\": \\"{API_VALUE}\\"}}', API_VALUE),
+    ("API_KEY", f"| api_key | {API_VALUE} |", API_VALUE),
+    ("GOOGLE_API_KEY", f"key={GOOGLE}&q=maps", GOOGLE),
+    ("GOOGLE_API_KEY", f'"apiKey": "{GOOGLE}"', GOOGLE),
+    ("GOOGLE_API_KEY", f"markdown _{GOOGLE}_ here", GOOGLE),
+    ("GOOGLE_API_KEY", f"GOOGLE_KEY={GOOGLE}\n", GOOGLE),
+    ("VENDOR_KEY", f"gitlab {GITLAB} ok", GITLAB),
+    ("VENDOR_KEY", f"//registry/:_authToken={NPM}\n", NPM),
+    ("VENDOR_KEY", f"HF_TOKEN='{HF}'", HF),
+    ("VENDOR_KEY", f"sendgrid {SENDGRID}.", SENDGRID),
+    ("VENDOR_KEY", f"openai _{OPENAI}_ key", OPENAI),
+    ("VENDOR_KEY", f"mailgun {MAILGUN}", MAILGUN),
+    ("BEARER_TOKEN", f"Authorization: Bearer {BEARER}\r\n", BEARER),
+    ("BEARER_TOKEN", f'{{"authorization": "Token {BEARER}"}}', BEARER),
+    ("BEARER_TOKEN", f"curl -H 'authorization: bearer {BEARER}' x", BEARER),
+    ("BEARER_TOKEN", f"send it as Bearer {BEARER}.", BEARER),
+    (
+        "CONNECTION_STRING",
+        f"DATABASE_URL=postgres://app:{DB_PASSWORD}@db.example.com:5432/app",
+        DB_PASSWORD,
+    ),
+    ("CONNECTION_STRING", f"mongodb+srv://admin:{DB_PASSWORD}@cluster0.example.net/x", DB_PASSWORD),
+    ("CONNECTION_STRING", f"redis://:{DB_PASSWORD}@cache:6379/0", DB_PASSWORD),
+    ("CONNECTION_STRING", f'"dsn": "mysql://root:{DB_PASSWORD}@127.0.0.1/shop"', DB_PASSWORD),
+    ("EMAIL", "markdown _ann@example.com_ emphasis", "ann@example.com"),
+    ("SSN", "SSN: 123456789 on file", "123456789"),
+    ("SSN", '{"social_security_number": "078051120"}', "078051120"),
+    ("SSN", "_123-45-6789_", "123-45-6789"),
+    ("PHONE", "tel: 020 7946 0958", "020 7946 0958"),
+    ("PHONE", '{"mobile": "0612345678"}', "0612345678"),
+    ("PHONE", "call me at 4155550132 today", "4155550132"),
+    ("IPV4", "markdown _10.1.2.3_ here", "10.1.2.3"),
+    ("IPV4", "range 10.0.0.1-9", "10.0.0.1"),
+    ("IPV6", "markdown _2001:db8::7_ here", "2001:db8::7"),
+    ("GITHUB_TOKEN", "short ghp_Xa2bC3dEf4gH5iJk6Lm7nN8oP fake", "ghp_Xa2bC3dEf4gH5iJk6Lm7nN8oP"),
+    ("JWT", f"markdown _{JWT_HS}_ here", JWT_HS),
     ("URL", "see https://example.com/a?b=c&d=e#f.", "https://example.com/a?b=c&d=e#f"),
     ("URL", "(https://example.com/x)", "https://example.com/x"),
     ("URL", "LOUD HTTP://EXAMPLE.COM/ here", "HTTP://EXAMPLE.COM/"),
@@ -247,7 +303,7 @@ NEGATIVES: list[tuple[str, str]] = [
     ("AWS_SECRET_KEY", f"aws_secret_access_key={AWS_SECRET[:-1]}"),
     ("AWS_SECRET_KEY", f"aws_secret_access_key={AWS_SECRET}K"),
     ("AWS_SECRET_KEY", "aws_secret_access_key: <your secret here>"),
-    ("GITHUB_TOKEN", f"ghp_{GH_BODY[:-1]}"),
+    ("GITHUB_TOKEN", f"ghp_{GH_BODY[:19]}"),
     ("GITHUB_TOKEN", f"ghx_{GH_BODY}"),
     ("GITHUB_TOKEN", f"xghp_{GH_BODY}"),
     ("GITHUB_TOKEN", f"GHP_{GH_BODY}"),
@@ -272,9 +328,40 @@ NEGATIVES: list[tuple[str, str]] = [
     ("API_KEY", "api_key=aaaaaaaaaaaaaaaaaaaa"),
     ("API_KEY", "api_key=short"),
     ("API_KEY", f"password={API_VALUE}"),
-    ("API_KEY", f"the token is {API_VALUE}"),
+    ("API_KEY", f"the token for {API_VALUE}"),
     ("API_KEY", "tokens_used: 1234567890123456"),
     ("API_KEY", "secret = my-very-long-but-plain"),
+    ("GOOGLE_API_KEY", "AI" + "za" + "Sy" + "short"),
+    ("GOOGLE_API_KEY", "AI" + "za" + "x" * 36),
+    ("GOOGLE_API_KEY", "xAI" + "za" + FILL[:35]),
+    ("GOOGLE_API_KEY", "api_key=<your-google-key>"),
+    ("VENDOR_KEY", "sk-learn and sk-..."),
+    ("VENDOR_KEY", "np" + "m_short"),
+    ("VENDOR_KEY", "ke" + "y-value"),
+    ("VENDOR_KEY", "gl" + "pat-short"),
+    ("BEARER_TOKEN", "Authorization: Bearer <token>"),
+    ("BEARER_TOKEN", "Authorization: Bearer YOUR_ACCESS_TOKEN"),
+    ("BEARER_TOKEN", "Authorization: Bearer $TOKEN"),
+    ("BEARER_TOKEN", "bearer tokens expire after an hour"),
+    ("CONNECTION_STRING", "postgres://user:password@localhost/db"),
+    ("CONNECTION_STRING", "postgres://app:${DB_PASSWORD}@db.example.com/app"),
+    ("CONNECTION_STRING", "postgres://app:****@db.example.com/app"),
+    ("CONNECTION_STRING", "postgres://db.example.com:5432/app"),
+    ("PRIVATE_KEY", "the file must start with -----BEGIN RSA PRIVATE KEY-----"),
+    ("PRIVATE_KEY", "-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----"),
+    ("SSN", "employee id 123456789"),
+    ("SSN", "_ref 123456789_"),
+    ("PHONE", "order 0612345678 shipped"),
+    ("PHONE", "count 4155550132"),
+    ("IPV4", "version 1.2.3.4"),
+    ("IPV4", "v10.0.0.1"),
+    ("IPV4", "P/N 12.34.56.78.90"),
+    ("IPV4", "pip install foo==1.2.3.4"),
+    ("IPV4", "SKU 10.20.30.40"),
+    ("IPV6", "a::b"),
+    ("IPV6", "dead::beef"),
+    ("EMAIL", "git@github.com:org/repo.git"),
+    ("API_KEY", "tokenizer = sentencepiece-unigram-v2"),
     ("URL", "http:// nothing"),
     ("URL", "bare example.com/path"),
     ("URL", "mailto:a@example.com"),
@@ -324,9 +411,12 @@ CHECK_ONLY_MISSES = [
 def test_check_rejects_what_the_regex_accepts(name: str, text: str) -> None:
     pattern = BUILTIN_PATTERNS[name]
     assert pattern.check is not None
-    match = re2.search(pattern.source, text)
+    regex = re2.compile(pattern.source)
+    match = regex.search(text)
     assert match is not None and match.group() == text
-    assert CANDIDATE_CHECKS[pattern.check](text) is False
+    value = match.group("value") if "value" in regex.groupindex else text
+    assert value
+    assert CANDIDATE_CHECKS[pattern.check](value) is False
 
 
 def test_a_valid_card_inside_a_longer_digit_run_is_not_reported() -> None:

@@ -1,4 +1,4 @@
-"""Candidate checks: Luhn, IBAN mod-97 and the entropy heuristic.
+"""Candidate checks: Luhn, IBAN mod-97, the entropy heuristic, IPv6 and passwords.
 
 The property tests build valid inputs with an independent reference
 computation (plain big-int arithmetic), so a shared mistake would have to be
@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from policy_engine.compiler.candidate_checks import (
     CANDIDATE_CHECKS,
     IBAN_LENGTHS,
-    assigned_value,
     high_entropy,
     iban_valid,
+    ipv6_plausible,
     luhn_valid,
+    password_check,
     secret_value_check,
 )
 
@@ -159,42 +160,58 @@ def test_high_entropy_thresholds() -> None:
 
 
 @pytest.mark.parametrize(
-    ("match", "value"),
+    ("value", "expected"),
     [
-        ("api_key=abc", "abc"),
-        ('"apiKey": "abc', "abc"),
-        ("client_secret => 'abc==", "abc=="),
-        ("ACCESS_KEY := abc", "abc"),
-        ("token:\tabc", "abc"),
-        ("no operator here", "no operator here"),
+        ("Xk29fLq8Rz0pWm4TnB7v", True),
+        ("0123456789abcdef", True),
+        ("aaaaaaaaaaaaaaaaaaaa", False),  # no entropy
+        ("1234567890123456", False),  # digits only
+        ("my-very-long-but-plain", False),  # prose: one character kind
+        ("REPLACE_WITH_YOUR_KEY", False),
+        ("sentencepiece-unigram-v2", False),  # one digit does not make a second kind
+        ("YOUR_ACCESS_TOKEN", False),
     ],
 )
-def test_assigned_value(match: str, value: str) -> None:
-    assert assigned_value(match) == value
+def test_secret_value_check(value: str, expected: bool) -> None:
+    """The check sees the value only: the pattern's value group leaves the label out."""
+    assert secret_value_check(value) is expected
 
 
 @pytest.mark.parametrize(
-    ("match", "expected"),
+    ("value", "expected"),
+    [("2001:db8::1", True), ("::1", True), ("a::b", False), ("dead::beef", False)],
+)
+def test_ipv6_needs_a_digit(value: str, expected: bool) -> None:
+    assert ipv6_plausible(value) is expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
     [
-        ("api_key=Xk29fLq8Rz0pWm4TnB7v", True),
-        ("token: 0123456789abcdef", True),
-        ("api_key=aaaaaaaaaaaaaaaaaaaa", False),  # no entropy
-        ("tokens_used: 1234567890123456", False),  # digits only
-        ("secret = my-very-long-but-plain", False),  # prose: one character kind
-        ("secret = REPLACE_WITH_YOUR_KEY", False),
-        # The label must not count: the same value with a long label stays low.
-        ("api_key_with_many_letters=aaaaaaaaaaaaaaaaaaaa", False),
+        ("s3cr3t-Pa55", True),
+        ("hunter22", True),
+        ("password", False),
+        ("CHANGEME", False),
+        ("${DB_PASSWORD}", False),
+        ("$(cat /run/secrets/db)", False),
+        ("<password>", False),
+        ("%(pw)s", False),
+        ("****", False),
+        ("xxxxxxxx", False),
+        ("", False),
     ],
 )
-def test_secret_value_check(match: str, expected: bool) -> None:
-    assert secret_value_check(match) is expected
+def test_password_check(value: str, expected: bool) -> None:
+    assert password_check(value) is expected
 
 
 def test_check_table() -> None:
-    assert set(CANDIDATE_CHECKS) == {"luhn", "iban", "entropy"}
+    assert set(CANDIDATE_CHECKS) == {"luhn", "iban", "entropy", "ipv6", "password"}
     assert CANDIDATE_CHECKS["luhn"] is luhn_valid
     assert CANDIDATE_CHECKS["iban"] is iban_valid
     assert CANDIDATE_CHECKS["entropy"] is secret_value_check
+    assert CANDIDATE_CHECKS["ipv6"] is ipv6_plausible
+    assert CANDIDATE_CHECKS["password"] is password_check
 
 
 @given(st.text())

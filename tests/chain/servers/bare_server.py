@@ -17,10 +17,14 @@ Each ``--interceptor`` flag is one JSON object: the SEP descriptor fields
 - ``exit``    kills the whole server process mid-request
 - ``slow``    never answers; counts its own cancellation
 - ``cancel-probe`` validator that waits until a ``slow`` handler was cancelled
+- ``raw``     answers with the spec's ``result`` object as it is (off-schema results)
 
 Every result carries ``info.server`` and ``info.pid`` so tests can tell which
 process answered. With ``--minimal-results`` results leave out ``interceptor``,
 ``type`` and ``phase``, as the SEP's own invoke examples do.
+
+``--interceptors-file PATH`` adds the specs in a JSON list read at start-up,
+so a test can restart the server with other descriptors.
 
 Transport: stdio by default; ``--http PORT`` serves streamable HTTP on
 127.0.0.1 (port 0 picks one) and prints ``READY <port>`` once listening.
@@ -115,6 +119,8 @@ class BareInterceptorServer:
         payload = raw.get("payload")
         if behavior == "allow":
             return {"valid": True}
+        if behavior == "raw":
+            return dict(spec["result"])
         if behavior == "deny":
             message = {"message": f"denied by {spec['name']}", "severity": "error"}
             return {"valid": False, "severity": "error", "messages": [message]}
@@ -179,8 +185,13 @@ def main() -> None:
     parser.add_argument("--interceptor", action="append", default=[], type=json.loads)
     parser.add_argument("--minimal-results", action="store_true")
     parser.add_argument("--http", type=int, default=None, metavar="PORT")
+    parser.add_argument("--interceptors-file", default=None, metavar="PATH")
     args = parser.parse_args()
-    bare = BareInterceptorServer(args.name, args.interceptor, args.minimal_results)
+    specs = list(args.interceptor)
+    if args.interceptors_file is not None:
+        with open(args.interceptors_file, encoding="utf-8") as handle:
+            specs += json.load(handle)
+    bare = BareInterceptorServer(args.name, specs, args.minimal_results)
     server = bare.build()
     if args.http is None:
         anyio.run(_serve_stdio, server)

@@ -1,0 +1,119 @@
+"""Strict JSON text: the one parser every entry point uses (stdio, HTTP, ``policyc eval``).
+
+Python's ``json`` module and pydantic's parser both accept ``NaN``,
+``Infinity`` and ``-Infinity`` (pydantic by default), and both turn a literal
+such as ``1e400`` into ``inf``. None of these is a JSON number (RFC 8259), and
+a non-finite number defeats comparisons: ``NaN > 100`` is false, so a budget
+rule would let it through. Here they are refused before any policy sees them.
+
+The fast path is pydantic-core's parser with ``allow_inf_nan=False``. It
+refuses lone surrogate escapes (``"\\ud800"``), which JSON allows and the
+engine supports, so a document it refuses is parsed again by the standard
+library with hooks that refuse the non-finite constants: that second pass
+also names the reason precisely. Only documents that could hold an
+overflowing literal (a three-digit exponent or a 309-digit run) are walked
+for ``inf`` afterwards, so ordinary messages pay nothing for that check.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, NoReturn
+
+from pydantic_core import from_json
+
+NOT_JSON = "not valid JSON"
+NON_FINITE = "NaN and Infinity are not JSON numbers"
+OUT_OF_RANGE = "number out of range"
+TOO_DEEP = "nesting too deep"
+NOT_UTF8 = "not UTF-8"
+
+_PYDANTIC_TOO_DEEP = "recursion limit exceeded"
+_MAY_OVERFLOW_BYTES = re.compile(rb"[0-9][eE]\+?0*[1-9][0-9]{2}|[0-9]{309}")
+_MAY_OVERFLOW_TEXT = re.compile(r"[0-9][eE]\+?0*[1-9][0-9]{2}|[0-9]{309}")
+
+
+class JSONTextError(ValueError):
+    """Why a text is not strict JSON. ``reason`` is one of this module's constants
+    and never quotes the text, so it is safe to send back to a client."""
+
+    def __init__(self, reason: str, line: int | None = None, column: int | None = None) -> None:
+        where = f" (line {line}, column {column})" if line is not None else ""
+        super().__init__(f"{reason}{where}")
+        self.reason = reason
+        self.line = line
+        self.column = column
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def loads(data: str | bytes | bytearray) -> Any:
+    """The value of a JSON document; ``JSONTextError`` if it is not strict JSON."""
+    try:
+        value = from_json(data, allow_inf_nan=False)
+    except ValueError as exc:
+        if _PYDANTIC_TOO_DEEP in str(exc):
+            raise JSONTextError(TOO_DEEP) from None
+        return _loads_stdlib(data)
+    pattern: Any = _MAY_OVERFLOW_TEXT if isinstance(data, str) else _MAY_OVERFLOW_BYTES
+    if pattern.search(data) is not None and not _all_finite(value):
+        raise JSONTextError(OUT_OF_RANGE)
+    return value
+
+
+def _refuse_constant(_name: str) -> NoReturn:
+    raise _NonFinite(NON_FINITE)
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _NonFinite(OUT_OF_RANGE)
+    return number
+
+
+def _loads_stdlib(data: str | bytes | bytearray) -> Any:
+    try:
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+    except UnicodeDecodeError:
+        raise JSONTextError(NOT_UTF8) from None
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise JSONTextError(NOT_JSON, exc.lineno, exc.colno) from None
+    except _NonFinite as exc:
+        raise JSONTextError(str(exc)) from None
+    except RecursionError:
+        raise JSONTextError(TOO_DEEP) from None
+    except ValueError:  # an integer past the interpreter's digit limit
+        raise JSONTextError(OUT_OF_RANGE) from None
+
+
+def _all_finite(value: Any) -> bool:
+    """No ``inf`` anywhere in ``value``: iterative, so depth cannot raise."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
+__all__ = [
+    "NON_FINITE",
+    "NOT_JSON",
+    "NOT_UTF8",
+    "OUT_OF_RANGE",
+    "TOO_DEEP",
+    "JSONTextError",
+    "loads",
+]

@@ -1,0 +1,107 @@
+"""NaN and +-Infinity are not JSON; a library caller can still hand them in.
+
+Every comparison with NaN is false, so `deny if $.maxTokens > param.maxTokens`
+would let `NaN` through; a mutator would hand it back as `null` once encoded.
+The compiled set refuses them before any rule runs: -32602 naming the path.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policy_engine.compiler import compile_policies, compile_sources
+from policy_engine.wire.errors import INVALID_PARAMS, InterceptorError
+
+POLICIES = Path(__file__).resolve().parents[2] / "policies"
+NON_FINITE = [math.nan, math.inf, -math.inf]
+
+MUTATOR = """mutator m {
+  on tools/call request
+  set $.arguments.seen = true
+}
+"""
+CONTEXT_RULE = """validator v {
+  on tools/call request
+  deny if context.principal.claims.level > 3 "too high"
+}
+"""
+
+
+@pytest.mark.parametrize("number", NON_FINITE, ids=repr)
+def test_the_shipped_token_budget_refuses_non_finite_max_tokens(number: float) -> None:
+    policies = compile_policies([POLICIES / "sampling-guard.policy"])
+    payload = {"messages": [], "maxTokens": number, "modelPreferences": {}}
+    with pytest.raises(InterceptorError) as raised:
+        policies.invoke_sync("sampling-guard", "sampling/createMessage", "request", payload)
+    assert raised.value.code == INVALID_PARAMS
+    assert raised.value.data is not None
+    assert raised.value.data["path"] == "$.maxTokens"
+    assert raised.value.data["field"] == "payload"
+
+
+@pytest.mark.parametrize("number", NON_FINITE, ids=repr)
+def test_a_mutator_refuses_non_finite_rather_than_returning_null(number: float) -> None:
+    policies = compile_sources({"m.policy": MUTATOR})
+    payload: dict[str, Any] = {"name": "t", "arguments": {"odd key": [1, number]}}
+    with pytest.raises(InterceptorError) as raised:
+        policies.invoke_sync("m", "tools/call", "request", payload)
+    assert raised.value.code == INVALID_PARAMS
+    assert raised.value.data is not None
+    assert raised.value.data["path"] == "$.arguments['odd key'][1]"
+
+
+def test_non_finite_config_is_refused_naming_the_config() -> None:
+    policies = compile_policies([POLICIES / "sampling-guard.policy"])
+    payload = {"messages": [], "maxTokens": 10**9, "modelPreferences": {}}
+    with pytest.raises(InterceptorError) as raised:
+        policies.invoke_sync(
+            "sampling-guard",
+            "sampling/createMessage",
+            "request",
+            payload,
+            config={"maxTokens": math.nan},
+        )
+    assert raised.value.code == INVALID_PARAMS
+    assert raised.value.data is not None
+    assert (raised.value.data["field"], raised.value.data["path"]) == ("config", "$.maxTokens")
+
+
+def test_non_finite_context_is_refused_naming_the_context() -> None:
+    policies = compile_sources({"v.policy": CONTEXT_RULE})
+    with pytest.raises(InterceptorError) as raised:
+        policies.invoke_sync(
+            "v",
+            "tools/call",
+            "request",
+            {"name": "t"},
+            context={"principal": {"type": "user", "id": "u", "claims": {"level": math.nan}}},
+        )
+    assert raised.value.code == INVALID_PARAMS
+    assert raised.value.data is not None
+    assert raised.value.data["path"] == "$.principal.claims.level"
+
+
+async def test_invoke_refuses_as_invoke_sync_does() -> None:
+    from policy_engine.wire import InvokeParams
+
+    policies = compile_policies([POLICIES / "sampling-guard.policy"])
+    params = InvokeParams(
+        name="sampling-guard",
+        event="sampling/createMessage",
+        phase="request",
+        payload={"messages": [], "maxTokens": math.nan},
+    )
+    with pytest.raises(InterceptorError) as raised:
+        await policies.invoke(params)
+    assert raised.value.code == INVALID_PARAMS
+
+
+def test_finite_numbers_still_compare() -> None:
+    policies = compile_policies([POLICIES / "sampling-guard.policy"])
+    over = {"messages": [], "maxTokens": 1e300, "modelPreferences": {}}
+    result = policies.invoke_sync("sampling-guard", "sampling/createMessage", "request", over)
+    assert result.to_wire()["valid"] is False

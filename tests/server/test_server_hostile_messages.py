@@ -1,0 +1,71 @@
+"""Hostile messages get the same JSON-RPC answer over stdio and over HTTP.
+
+Cases live in ``cases/hostile_messages.json``: each is one line (or body) and
+the exact reply. ``BIG_INTEGER`` in a line stands for a 401-digit integer.
+HTTP answers messages the transport refuses with status 400, and the rest
+(results and method errors, ``http_status`` in the case) with 200.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from server_harness import HttpServer, raw_stdio
+
+CASES: list[dict[str, Any]] = json.loads(
+    (Path(__file__).parent / "cases" / "hostile_messages.json").read_text(encoding="utf-8")
+)
+INIT = {
+    "jsonrpc": "2.0",
+    "id": "init",
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "hostile", "version": "0"},
+    },
+}
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def _line(case: dict[str, Any]) -> bytes:
+    return str(case["line"]).replace("BIG_INTEGER", "1" + "0" * 400).encode()
+
+
+def _without_envelope(reply: dict[str, Any]) -> dict[str, Any]:
+    result = reply.get("result")
+    if isinstance(result, dict):
+        reply = {**reply, "result": {k: v for k, v in result.items() if k != "durationMs"}}
+    return reply
+
+
+async def test_hostile_messages_over_stdio() -> None:
+    with anyio.fail_after(60):
+        async with raw_stdio() as wire:
+            await wire.handshake()
+            for case in CASES:
+                await wire.send_line(_line(case))
+                reply = await wire.receive()
+                assert _without_envelope(reply) == case["reply"], case["name"]
+
+
+@pytest.mark.parametrize("fixture", ["shared_http", "shared_stateless_http"])
+async def test_hostile_messages_over_http(fixture: str, request: pytest.FixtureRequest) -> None:
+    server: HttpServer = request.getfixturevalue(fixture)
+    with anyio.fail_after(60):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            opened = await http.post(server.url, json=INIT, headers=HEADERS)
+            headers = {**HEADERS, "mcp-protocol-version": "2025-11-25"}
+            if "mcp-session-id" in opened.headers:
+                headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+            for case in CASES:
+                response = await http.post(server.url, content=_line(case), headers=headers)
+                expected = case["reply"]
+                status = case.get("http_status", 200 if "result" in expected else 400)
+                assert response.status_code == status, case["name"]
+                assert _without_envelope(response.json()) == expected, case["name"]
