@@ -120,6 +120,17 @@ class PolicyLanguageServer(LanguageServer):
 
     async def _publish(self, uri: str, delay: float) -> None:
         await asyncio.sleep(delay)
+        try:
+            self._publish_now(uri)
+        except Exception as exc:  # a failed check must not kill the server or go unseen
+            self.window_log_message(
+                lsp.LogMessageParams(
+                    type=lsp.MessageType.Error,
+                    message=f"policyc: checking failed: {type(exc).__name__}: {exc}",
+                )
+            )
+
+    def _publish_now(self, uri: str) -> None:
         key = self.set_key(uri)
         found = self.analysis(uri)
         by_file: dict[str, list[lsp.Diagnostic]] = {name: [] for name in found.sources}
