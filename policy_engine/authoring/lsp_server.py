@@ -41,6 +41,7 @@ _COMPLETION_KINDS = {
     "pattern": lsp.CompletionItemKind.Constant,
     "param": lsp.CompletionItemKind.Variable,
     "field": lsp.CompletionItemKind.Field,
+    "interceptor": lsp.CompletionItemKind.Class,
 }
 
 
@@ -245,7 +246,9 @@ def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hover | N
     if policy is None:
         return None
     at = ls.from_position(text, params.position)
-    shown = hover.hover_text(found.result.model, policy, at)
+    lines = text.split("\n")
+    line = lines[at.line - 1] if at.line <= len(lines) else ""
+    shown = hover.hover_text(found.result.model, policy, at, line)
     if shown is None:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=shown))

@@ -194,6 +194,9 @@ async def test_hover(client: LanguageClient, workspace: Path) -> None:
     param = await hover(client, guard, position(GUARD, "param.blocked", 7))
     assert "**param `blocked`**: `list[string]`" in param
 
+    given = await hover(client, guard, position(GUARD, "given tools/call", len("given t")))
+    assert "**event `tools/call`**" in given
+
 
 async def test_hover_on_a_builtin_pattern_shows_its_checks(
     client: LanguageClient, workspace: Path
@@ -250,6 +253,21 @@ async def test_completion(client: LanguageClient, workspace: Path) -> None:
     guard = open_document(client, workspace / "guard.policy")
     params = await complete(client, guard, position(GUARD, "param.blocked", len("param.")))
     assert params["blocked"].kind == lsp.CompletionItemKind.Variable
+
+    given = await complete(client, guard, position(GUARD, "given tools/call", len("given ")))
+    assert "tools/call" in given
+    test = GUARD.replace("  expect deny\n", "  expect deny\n  only \n")
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=guard, version=2),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=test)],
+        )
+    )
+    # The set's interceptors (redact.policy, rewritten above, does not parse: no `scrub`).
+    names = await complete(client, guard, position(test, "only \n", len("only ")))
+    assert set(names) == {"guard"}
+    assert names["guard"].detail == "validator"
+    assert names["guard"].kind == lsp.CompletionItemKind.Class
 
 
 async def test_definition_across_files(client: LanguageClient, workspace: Path) -> None:
