@@ -172,3 +172,31 @@ async def test_given_files_are_preloaded(tmp_path: Path) -> None:
         }
     finally:
         stop(process)
+
+
+async def test_config_and_context_reach_the_policy(playground_url: str) -> None:
+    policy = """\
+validator guard {
+  on tools/call request
+  param blocked: list[string] = ["shell_exec"]
+  deny if $.name in param.blocked "blocked by config" code configured
+  deny if $.name == "deploy" and not "admin" in context.principal.claims.roles "admins only"
+}
+"""
+    base = {"sources": {"p.policy": policy}, "event": "tools/call", "phase": "request"}
+    search = {**base, "payload": {"name": "search", "arguments": {}}}
+    assert (await post(playground_url, search)).json()["evaluation"]["allowed"] is True
+    configured = {**search, "config": {"guard": {"blocked": ["search"]}}}
+    evaluation = (await post(playground_url, configured)).json()["evaluation"]
+    assert evaluation["allowed"] is False
+    assert evaluation["result"]["abortedAt"]["reason"] == "blocked by config"
+
+    deploy = {**base, "payload": {"name": "deploy", "arguments": {}}}
+    admin = {"principal": {"type": "user", "id": "ann", "claims": {"roles": ["admin"]}}}
+    guest = {"principal": {"type": "user", "id": "bob", "claims": {"roles": []}}}
+    assert (await post(playground_url, {**deploy, "context": admin})).json()["evaluation"][
+        "allowed"
+    ] is True
+    assert (await post(playground_url, {**deploy, "context": guest})).json()["evaluation"][
+        "allowed"
+    ] is False
