@@ -66,7 +66,7 @@ class PolicyLanguageServer(LanguageServer):
         self.roots: list[Path] = []
         self._cache: dict[str, _Analysis] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
-        self._published: dict[str, set[str]] = {}
+        self._published: dict[str, dict[str, list[lsp.Diagnostic]]] = {}
         self._disk: DiskCache = {}
 
     # --- the policy set of a document -----------------------------------
@@ -140,17 +140,20 @@ class PolicyLanguageServer(LanguageServer):
             if text is not None:
                 by_file[d.span.file].append(self.to_lsp(d, text))
         uris = {found.uris[name]: items for name, items in by_file.items()}
-        for stale in self._published.get(key, set()) - set(uris):
+        before = self._published.get(key, {})
+        for stale in set(before) - set(uris):
             uris[stale] = []
-        for uri, items in uris.items():
-            self.text_document_publish_diagnostics(
-                lsp.PublishDiagnosticsParams(uri=uri, diagnostics=items)
-            )
-        self._published[key] = {uri for uri, items in uris.items() if items}
+        # The edited document always hears back; other files only when theirs changed.
+        for target, items in uris.items():
+            if target == uri or before.get(target, []) != items:
+                self.text_document_publish_diagnostics(
+                    lsp.PublishDiagnosticsParams(uri=target, diagnostics=items)
+                )
+        self._published[key] = {target: items for target, items in uris.items() if items}
 
     # --- positions --------------------------------------------------------
 
-    def _units(self, text: str) -> int:
+    def units(self, text: str) -> int:
         encoding = str(self.workspace.position_encoding or "utf-16")
         if encoding == "utf-8":
             return len(text.encode("utf-8"))
@@ -160,7 +163,7 @@ class PolicyLanguageServer(LanguageServer):
 
     def to_position(self, lines: list[str], line: int, column: int) -> lsp.Position:
         text = lines[line - 1] if 0 < line <= len(lines) else ""
-        return lsp.Position(line=line - 1, character=self._units(text[: column - 1]))
+        return lsp.Position(line=line - 1, character=self.units(text[: column - 1]))
 
     def to_range(self, span: Span, text: str) -> lsp.Range:
         lines = text.split("\n")
@@ -172,8 +175,11 @@ class PolicyLanguageServer(LanguageServer):
     def from_position(self, text: str, position: lsp.Position) -> Position:
         lines = text.split("\n")
         line = lines[position.line] if position.line < len(lines) else ""
-        column = 0
-        while column < len(line) and self._units(line[: column + 1]) <= position.character:
+        column = used = 0
+        for char in line:
+            used += self.units(char)
+            if used > position.character:
+                break
             column += 1
         return Position(position.line + 1, column + 1)
 
@@ -316,7 +322,7 @@ def on_formatting(
     if outcome.text is None or outcome.text == text:
         return None if outcome.text is None else []
     lines = text.split("\n")
-    end = lsp.Position(line=len(lines) - 1, character=ls._units(lines[-1]))
+    end = lsp.Position(line=len(lines) - 1, character=ls.units(lines[-1]))
     whole = lsp.Range(start=lsp.Position(line=0, character=0), end=end)
     return [lsp.TextEdit(range=whole, new_text=outcome.text)]
 
