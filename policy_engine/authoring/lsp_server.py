@@ -225,6 +225,37 @@ def initialize(ls: PolicyLanguageServer, params: lsp.InitializeParams) -> None:
     ls.roots = [(base / str(p)).resolve() for p in configured if isinstance(p, str)]
 
 
+@server.feature(lsp.INITIALIZED)
+async def initialized(ls: PolicyLanguageServer, params: lsp.InitializedParams) -> None:
+    """Ask the client to report `.policy` files changed on disk (a checkout, another tool)."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace else None
+    if not (watched and watched.dynamic_registration):
+        return
+    watcher = lsp.FileSystemWatcher(glob_pattern="**/*.policy")
+    registration = lsp.Registration(
+        id="policyc-watch-policy-files",
+        method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[watcher]),
+    )
+    try:
+        await ls.client_register_capability_async(
+            lsp.RegistrationParams(registrations=[registration])
+        )
+    except Exception as exc:  # the client said no: files changed on disk show on the next edit
+        ls.window_log_message(
+            lsp.LogMessageParams(
+                type=lsp.MessageType.Info, message=f"policyc: no file watching ({exc})"
+            )
+        )
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+async def watched_files(ls: PolicyLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    for change in params.changes:
+        ls.schedule(change.uri, DEBOUNCE_SECONDS)
+
+
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 async def did_open(ls: PolicyLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
     ls.schedule(params.text_document.uri, 0)

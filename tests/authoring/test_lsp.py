@@ -65,6 +65,14 @@ def workspace(tmp_path: Path) -> Path:
     )
 )
 async def client(lsp_client: LanguageClient, workspace: Path) -> AsyncIterator[None]:
+    registered: list[lsp.Registration] = []
+
+    @lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+    def register(params: lsp.RegistrationParams) -> None:
+        """As an editor does: accept the file watcher the server asks for."""
+        registered.extend(params.registrations)
+
+    lsp_client.registered = registered  # type: ignore[attr-defined]
     params = lsp.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"),
         root_uri=workspace.as_uri(),
@@ -337,3 +345,22 @@ async def test_ranges_count_utf16_units_and_untitled_documents_stand_alone(
     column = text.split("\n")[2].index("$.nme")
     assert problem.range.start == lsp.Position(line=2, character=column + 1)
     assert problem.data == {"suggestion": "$.name"}
+
+
+async def test_a_file_changed_on_disk_is_rechecked(client: LanguageClient, workspace: Path) -> None:
+    guard = open_document(client, workspace / "guard.policy")
+    with anyio.fail_after(15):
+        while not client.registered:  # type: ignore[attr-defined]
+            await anyio.sleep(0.05)
+    (registration,) = client.registered  # type: ignore[attr-defined]
+    assert registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    other = (workspace / "other.policy").as_uri()
+    await diagnostics_until(client, other, lambda items: "E102" in codes(items))
+    (workspace / "other.policy").write_text(DUPLICATE.replace("guard", "lister"), "utf-8")
+    client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(
+            changes=[lsp.FileEvent(uri=other, type=lsp.FileChangeType.Changed)]
+        )
+    )
+    await diagnostics_until(client, other, lambda items: not items)
+    assert "E102" not in codes(client.diagnostics[guard])
