@@ -7,7 +7,6 @@ The test also refreshes docs/img/playground.png, the screenshot docs/authoring.m
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -51,9 +50,9 @@ FIXED = BROKEN.replace("EMAL", "EMAIL")
 
 
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator[WebDriver]:
+def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriver]:
     # Selenium must use the Debian driver and browser, never fetch its own.
-    os.environ["SE_OFFLINE"] = "true"
+    monkeypatch.setenv("SE_OFFLINE", "true")
     options = Options()
     options.binary_location = CHROMIUM
     for flag in FLAGS:
