@@ -23,10 +23,11 @@ from ..language import ast
 from ..language.diagnostics import Diagnostic, Span
 from ..language.formatter import format_source
 from ..language.pipeline import CheckResult
+from ..language.sources import SourceInput
 from . import completion, hover, navigation
 from .fixes import suggestion
 from .locate import Position
-from .policy_set import DiskCache, check_set, files_of, read_set, set_root
+from .policy_set import DiskCache, check_set, files_of, read_set, set_root, text_of
 
 DEBOUNCE_SECONDS = 0.25
 _SYMBOL_KINDS = {
@@ -47,7 +48,10 @@ _COMPLETION_KINDS = {
 
 @dataclass
 class _Analysis:
+    inputs: dict[str, object]
+    """What the check was run on, comparable (a read error by its errno), to reuse it."""
     sources: dict[str, str]
+    """The text of each file, which positions are counted in."""
     result: CheckResult
     uris: dict[str, str]
     """The document URI of each file name in ``sources``."""
@@ -80,7 +84,7 @@ class PolicyLanguageServer(LanguageServer):
         key = self.set_key(uri)
         path = file_path(uri)
         if path is None:
-            sources = {uri: self.workspace.get_text_document(uri).source}
+            given: dict[str, SourceInput] = {uri: self.workspace.get_text_document(uri).source}
             uris = {uri: uri}
         else:
             open_texts: dict[Path, str] = {}
@@ -98,12 +102,17 @@ class PolicyLanguageServer(LanguageServer):
                         message=f"policyc: only the first {len(files.files)} files under {key}",
                     )
                 )
-            sources = read_set(files, open_texts, self._disk)
-            uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in sources}
+            given = read_set(files, open_texts, self._disk)
+            uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in given}
+        inputs: dict[str, object] = {
+            name: (type(v).__name__, v.errno) if isinstance(v, OSError) else v
+            for name, v in given.items()
+        }
         cached = self._cache.get(key)
-        if cached is not None and cached.sources == sources:
+        if cached is not None and cached.inputs == inputs:
             return cached
-        fresh = _Analysis(sources, check_set(sources), uris)
+        texts = {name: text_of(v) for name, v in given.items()}
+        fresh = _Analysis(inputs, texts, check_set(given), uris)
         self._cache[key] = fresh
         return fresh
 

@@ -364,3 +364,15 @@ async def test_a_file_changed_on_disk_is_rechecked(client: LanguageClient, works
     )
     await diagnostics_until(client, other, lambda items: not items)
     assert "E102" not in codes(client.diagnostics[guard])
+
+
+async def test_a_file_that_is_not_utf8_gets_the_check_diagnostic(
+    client: LanguageClient, workspace: Path
+) -> None:
+    (workspace / "latin1.policy").write_bytes("# caf\u00e9\n".encode("latin-1"))
+    open_document(client, workspace / "guard.policy")
+    bad = (workspace / "latin1.policy").as_uri()
+    (problem,) = await diagnostics_until(client, bad, lambda items: bool(items))
+    assert problem.code == "E011"
+    assert problem.message.startswith("policy file `")
+    assert "is not UTF-8 (byte 0xe9 at offset 5)" in problem.message

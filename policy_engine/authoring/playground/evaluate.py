@@ -3,6 +3,7 @@ in-process chain of `policyc eval --explain`, on text sent by the page."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,7 @@ from pydantic import ValidationError
 from ...chain import side_for
 from ...compiler import Trace
 from ...compiler.policy_set import CompileError, compile_model
+from ...language.limits import SourceLimits
 from ...language.pipeline import check_sources
 from ...testing import TracingProvider, run_local_chain
 from ...wire import ChainExecutionParams, ChainExecutionResult, InvocationContext
@@ -71,9 +73,13 @@ class RunRequest:
         )
 
 
-async def run(request: RunRequest, explain: Explain | None, timeout_s: float) -> dict[str, Any]:
+async def run(
+    request: RunRequest, explain: Explain | None, timeout_s: float, limits: SourceLimits
+) -> dict[str, Any]:
     """Diagnostics always; the chain's result, explain text and rule trace when the set is clean."""
-    checked = await anyio.to_thread.run_sync(check_sources, request.sources)
+    checked = await anyio.to_thread.run_sync(
+        functools.partial(check_sources, request.sources, limits=limits)
+    )
     out: dict[str, Any] = {
         "diagnostics": [d.to_json() for d in checked.diagnostics],
         "errors": checked.error_count,
