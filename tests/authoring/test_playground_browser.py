@@ -7,7 +7,6 @@ The test also refreshes docs/img/playground.png, the screenshot docs/authoring.m
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -51,14 +50,15 @@ FIXED = BROKEN.replace("EMAL", "EMAIL")
 
 
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator[WebDriver]:
+def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriver]:
     # Selenium must use the Debian driver and browser, never fetch its own.
-    os.environ["SE_OFFLINE"] = "true"
+    monkeypatch.setenv("SE_OFFLINE", "true")
     options = Options()
     options.binary_location = CHROMIUM
     for flag in FLAGS:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
     driver.set_script_timeout(30)
@@ -165,3 +165,5 @@ def test_edit_check_evaluate_and_share(browser: WebDriver, playground_url: str) 
     assert browser.find_element(By.ID, "phase").get_attribute("value") == "request"
     assert browser.find_element(By.ID, "decision").text == "MODIFIED"
     assert browser.find_element(By.CSS_SELECTOR, "#final mark").text == '"mail [REDACTED:EMAIL]"'
+    # No script error and no content-security-policy violation on either page.
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
