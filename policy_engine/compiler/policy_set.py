@@ -6,6 +6,7 @@ runs it in-process, both through exactly the `interceptor/invoke` semantics.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import anyio.to_thread
 from ..language import ast
 from ..language.diagnostics import Diagnostic, SourceCache, render_text
 from ..language.model import PolicySetModel, ResolvedInterceptor
-from ..language.pipeline import CheckResult, check_paths, check_sources
+from ..language.pipeline import CheckResult, check_paths, check_sources, expand_paths
 from ..language.sources import SourceInput
 from ..wire import (
     InterceptorDescriptor,
@@ -63,9 +64,33 @@ class CompileError(Exception):
         return "\n".join(render_text(d, self.sources) for d in self.diagnostics)
 
 
-def rule_ref(interceptor: str, rule: ast.Rule) -> RuleRef:
+def rule_ref(
+    interceptor: str, rule: ast.Rule, file_names: Mapping[str, str] | None = None
+) -> RuleRef:
     code = getattr(rule, "code", None) or f"{interceptor}:{rule.span.line}"
-    return RuleRef(code, rule.span, ast.RULE_KINDS.get(type(rule), "rule"))
+    shown = (file_names or {}).get(rule.span.file)
+    return RuleRef(code, rule.span, ast.RULE_KINDS.get(type(rule), "rule"), shown)
+
+
+def file_names(paths: Iterable[str | Path], absolute: bool = False) -> dict[str, str]:
+    """How results name each policy file: relative to the folder it was found in
+    (a file given by itself: its name), or its absolute path when asked.
+
+    Results travel to clients and logs; the server's directory layout is not
+    theirs to see unless the operator says so.
+    """
+    names: dict[str, str] = {}
+    for raw in paths:
+        root = Path(raw)
+        for file in expand_paths([root]):
+            if absolute:
+                shown = os.path.abspath(file)
+            elif root.is_dir():
+                shown = file.relative_to(root).as_posix()
+            else:
+                shown = file.name
+            names.setdefault(str(file), shown)
+    return names
 
 
 @dataclass
@@ -88,12 +113,14 @@ class CompiledInterceptor:
         return [c.ref for c in self.checks] + [m.ref for m in self.mutations]
 
 
-def compile_interceptor(resolved: ResolvedInterceptor, env: CompileEnv) -> CompiledInterceptor:
+def compile_interceptor(
+    resolved: ResolvedInterceptor, env: CompileEnv, names: Mapping[str, str] | None = None
+) -> CompiledInterceptor:
     groups = build_match_groups(resolved.rules, env.patterns, env.path)
     env = CompileEnv(env.patterns, env.paths, groups)
     compiled = CompiledInterceptor(resolved)
     for rule in resolved.rules:
-        ref = rule_ref(resolved.name, rule)
+        ref = rule_ref(resolved.name, rule, names)
         if resolved.is_validator:
             compiled.checks.append(compile_check(rule, ref, env))
         else:
@@ -108,14 +135,19 @@ class PolicySet:
     # Mutators copy on write; validators only read (tests/compiler prove both).
     never_modifies_payload = True
 
-    def __init__(self, model: PolicySetModel, limits: Limits | None = None) -> None:
+    def __init__(
+        self,
+        model: PolicySetModel,
+        limits: Limits | None = None,
+        file_names: Mapping[str, str] | None = None,
+    ) -> None:
         self.model = model
         self.limits = limits or Limits()
         self._last_bounded: tuple[Any, int] | None = None
         env = CompileEnv(model.patterns, {})
         self._interceptors: dict[str, CompiledInterceptor] = {}
         for resolved in model.interceptors:
-            self._interceptors[resolved.name] = compile_interceptor(resolved, env)
+            self._interceptors[resolved.name] = compile_interceptor(resolved, env, file_names)
 
     # -- InterceptorProvider -------------------------------------------------
 
@@ -245,15 +277,20 @@ class PolicySet:
             raise execution_failed(name, f"{type(exc).__name__}: {exc}") from exc
 
 
-def compile_model(result: CheckResult, limits: Limits | None = None) -> PolicySet:
+def compile_model(
+    result: CheckResult, limits: Limits | None = None, names: Mapping[str, str] | None = None
+) -> PolicySet:
     if not result.ok or result.model is None:
         raise CompileError(result)
-    return PolicySet(result.model, limits)
+    return PolicySet(result.model, limits, names)
 
 
 def compile_policies(paths: Iterable[str | Path], limits: Limits | None = None) -> PolicySet:
     """Check and compile `.policy` files and directories; raise CompileError on errors."""
-    return compile_model(check_paths(paths, limits=limits.source if limits else None), limits)
+    paths = list(paths)
+    result = check_paths(paths, limits=limits.source if limits else None)
+    absolute = limits.absolute_paths if limits else False
+    return compile_model(result, limits, file_names(paths, absolute))
 
 
 def compile_sources(sources: Mapping[str, SourceInput], limits: Limits | None = None) -> PolicySet:
