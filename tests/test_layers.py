@@ -1,6 +1,6 @@
 """The package's layers import one way only; this reads every module's imports.
 
-wire <- language <- compiler <- chain <- testing <- server / cli / demo.
+wire <- language <- compiler <- chain <- testing <- server / interception <- gateway <- cli.
 """
 
 from __future__ import annotations
@@ -20,6 +20,18 @@ ALLOWED = {
     "chain": {"wire", "chain", "__init__"},
     "testing": {"wire", "language", "compiler", "chain", "testing", "__init__"},
     "server": {"wire", "server", "__init__"},
+    # The interception core: MCP messages -> chain runs, shared by every host.
+    "interception": {"wire", "chain", "interception", "__init__"},
+    "gateway": {
+        "wire",
+        "language",
+        "compiler",
+        "chain",
+        "interception",
+        "server",
+        "gateway",
+        "__init__",
+    },
     # Editor and browser front ends over the checker and the in-process chain.
     "authoring": {"wire", "language", "compiler", "chain", "testing", "authoring", "__init__"},
     # The suite's data and, on top of everything, its runner.
@@ -41,6 +53,8 @@ ALLOWED = {
         "testing",
         "server",
         "conformance",
+        "interception",
+        "gateway",
         "authoring",
         "cli",
         "__init__",
@@ -50,6 +64,7 @@ ALLOWED = {
 FORBIDDEN_EXTERNAL = {
     "wire": {"mcp", "mcp_types", "lark", "click"},
     "language": {"mcp", "mcp_types"},
+    "interception": {"mcp", "mcp_types"},
 }
 
 

@@ -248,8 +248,7 @@ class _Run:
             return outcome.failure if active and not entry.fail_open else None
         result = outcome.result
         assert isinstance(result, ValidationResult)
-        # Fail secure: a verdict of invalid that names no severity is an error.
-        severity = result.severity or (None if result.valid else "error")
+        severity = result.effective_severity
         if severity is not None:
             self.counts[severity] += 1
         self.results.append(

@@ -11,6 +11,7 @@ from ..language.codes import CODES
 from ..language.diagnostics import render_github, render_sarif, render_text
 from ..language.pipeline import check_paths, expand_paths
 from .exit_codes import ExitCode
+from .source_options import source_limit_options, source_limits
 
 
 @click.command()
@@ -24,13 +25,14 @@ from .exit_codes import ExitCode
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option("--max-diagnostics", default=100, show_default=True, help="Cap on reported problems.")
+@source_limit_options
 def check(paths: tuple[str, ...], output_format: str, strict: bool, max_diagnostics: int) -> None:
     """Check policy files (directories are searched for *.policy)."""
     files = expand_paths(paths)
     if not files:
         click.echo("policyc: no .policy files found", err=True)
         sys.exit(ExitCode.USAGE)
-    result = check_paths(files, cap=max_diagnostics)
+    result = check_paths(files, cap=max_diagnostics, limits=source_limits())
     diagnostics = result.diagnostics
     if output_format == "json":
         click.echo(json.dumps({"diagnostics": [d.to_json() for d in diagnostics]}, indent=2))

@@ -8,10 +8,11 @@ and every comparison with NaN is false, so a `>` rule would let one through.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import isfinite
 from typing import Any
 
+from ..language.limits import SourceLimits
 from ..language.path_syntax import format_location
 from ..wire.errors import InterceptorError, invalid_params
 
@@ -23,6 +24,8 @@ DEFAULT_MAX_DEPTH = 64
 class Limits:
     max_bytes: int = DEFAULT_MAX_BYTES
     max_depth: int = DEFAULT_MAX_DEPTH
+    # What checking the policy files may cost (language/limits.py).
+    source: SourceLimits = field(default_factory=SourceLimits)
 
 
 def payload_too_large(interceptor: str, limits: Limits) -> InterceptorError:

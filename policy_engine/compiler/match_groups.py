@@ -18,9 +18,10 @@ import re2
 
 from ..language import ast
 from ..language.model import ResolvedPattern
+from ..language.re2_config import re2_options
 from ..language.walk import find
 from .jsonpath import CompiledPath
-from .matchers import PatternSpec, TextMatcher, matchable, pattern_specs, re2_options
+from .matchers import PatternSpec, TextMatcher, matchable, pattern_specs
 
 NO_HITS: frozenset[int] = frozenset()
 # Past this many patterns a Set is split, keeping each within RE2's memory budget.

@@ -31,18 +31,9 @@ from typing import Any
 import re2
 
 from ..language import ast
-from ..language.check_regex import regex_with_flags
 from ..language.model import ResolvedPattern
+from ..language.re2_config import re2_options, regex_with_flags
 from .candidate_checks import CANDIDATE_CHECKS
-
-MAX_MEM = 64 << 20
-
-
-def re2_options() -> re2.Options:
-    options = re2.Options()
-    options.log_errors = False
-    options.max_mem = MAX_MEM
-    return options
 
 
 @dataclass(frozen=True)

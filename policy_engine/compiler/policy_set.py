@@ -19,6 +19,7 @@ from ..language import ast
 from ..language.diagnostics import Diagnostic, SourceCache, render_text
 from ..language.model import PolicySetModel, ResolvedInterceptor
 from ..language.pipeline import CheckResult, check_paths, check_sources
+from ..language.sources import SourceInput
 from ..wire import (
     InterceptorDescriptor,
     InvocationContext,
@@ -252,9 +253,10 @@ def compile_model(result: CheckResult, limits: Limits | None = None) -> PolicySe
 
 def compile_policies(paths: Iterable[str | Path], limits: Limits | None = None) -> PolicySet:
     """Check and compile `.policy` files and directories; raise CompileError on errors."""
-    return compile_model(check_paths(paths), limits)
+    return compile_model(check_paths(paths, limits=limits.source if limits else None), limits)
 
 
-def compile_sources(sources: dict[str, str], limits: Limits | None = None) -> PolicySet:
-    """Like `compile_policies`, from in-memory text keyed by file name."""
-    return compile_model(check_sources(sources), limits)
+def compile_sources(sources: Mapping[str, SourceInput], limits: Limits | None = None) -> PolicySet:
+    """Like `compile_policies`, from in-memory text (or bytes) keyed by file name."""
+    source_limits = limits.source if limits else None
+    return compile_model(check_sources(sources, limits=source_limits), limits)

@@ -15,17 +15,9 @@ import re2
 from . import ast
 from .diagnostics import Diagnostic, Span
 from .path_syntax import filter_conditions
+from .re2_config import ALLOWED_FLAGS, FLAG_HELP, check_options, regex_with_flags
 from .resolve import error, warning
 from .walk import find
-
-ALLOWED_FLAGS = {"i": "i", "m": "m", "s": "s"}
-
-
-def quiet_options() -> re2.Options:
-    """RE2 logs every parse error to stderr unless told not to; we report our own."""
-    options = re2.Options()
-    options.log_errors = False
-    return options
 
 
 @dataclass(frozen=True)
@@ -77,12 +69,6 @@ def _unsupported_construct(source: str) -> RegexProblem | None:
     return None
 
 
-def regex_with_flags(source: str, flags: str) -> str:
-    """The RE2 source with `/.../flags` folded into a leading inline group."""
-    inline = "".join(ALLOWED_FLAGS[f] for f in sorted(set(flags)) if f in ALLOWED_FLAGS)
-    return f"(?{inline}){source}" if inline else source
-
-
 @cache
 def regex_problem(source: str, flags: str) -> RegexProblem | None:
     bad = [f for f in flags if f not in ALLOWED_FLAGS]
@@ -90,13 +76,13 @@ def regex_problem(source: str, flags: str) -> RegexProblem | None:
         return RegexProblem(
             "E210",
             f"unknown regex flag `{bad[0]}`",
-            "flags are `i` (ignore case), `m` (multi-line) and `s` (dot matches newline)",
+            FLAG_HELP,
         )
     construct = _unsupported_construct(source)
     if construct is not None:
         return construct
     try:
-        re2.compile(regex_with_flags(source, flags), quiet_options())
+        re2.compile(regex_with_flags(source, flags), check_options())
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         return RegexProblem("E201", f"invalid regex: {reason}", None)
@@ -106,7 +92,7 @@ def regex_problem(source: str, flags: str) -> RegexProblem | None:
 @cache
 def matches_empty(source: str, flags: str) -> bool:
     try:
-        compiled = re2.compile(regex_with_flags(source, flags), quiet_options())
+        compiled = re2.compile(regex_with_flags(source, flags), check_options())
         return compiled.fullmatch("") is not None
     except re2.error:
         return False

@@ -14,6 +14,7 @@ from typing import cast
 from ..wire.events import event_matches
 from . import ast
 from .check_events import check_event_name
+from .check_paths import parse_checked
 from .diagnostics import Diagnostic, Span
 from .formatter import render_condition
 from .model import ResolvedInterceptor
@@ -282,7 +283,10 @@ def _check_list_rule(rule: ast.ListRule, interceptor: ResolvedInterceptor) -> It
 
 
 def check_tests(
-    files: list[ast.PolicyFile], names: set[str], declared: frozenset[str] = frozenset()
+    files: list[ast.PolicyFile],
+    names: set[str],
+    declared: frozenset[str] = frozenset(),
+    codes: frozenset[str] | None = None,
 ) -> Iterator[Diagnostic]:
     for policy in files:
         for item in policy.items:
@@ -308,6 +312,24 @@ def check_tests(
                     "add `expect allow`, `expect deny`, `expect message` or `expect payload`",
                 )
             for statement in item.statements:
+                if (
+                    isinstance(statement, ast.ExpectNoCode)
+                    and codes is not None
+                    and statement.code not in codes
+                ):
+                    # A code no rule has never fires: the expectation could not fail.
+                    yield error(
+                        "E213",
+                        f"test `{item.name}` expects `{statement.code}` not to fire, "
+                        "but no rule has that code",
+                        statement.span,
+                        did_you_mean(statement.code, sorted(codes))
+                        or "give the rule a `code NAME` and name it here",
+                    )
+                if isinstance(statement, ast.ExpectUnchanged) and statement.path is not None:
+                    _, problem = parse_checked(statement.path)
+                    if problem is not None:
+                        yield problem
                 refs: tuple[str, ...] = ()
                 if isinstance(statement, ast.Only):
                     refs = statement.names

@@ -22,7 +22,8 @@ from lark.exceptions import (
 from . import ast
 from .build_ast import AstBuildError, build
 from .diagnostics import Diagnostic, Severity, Span
-from .grammar import collecting_comments, parser
+from .grammar import TooManyRules, collecting_comments, counting_rules, parser
+from .limits import SourceLimits
 
 STATEMENT_KEYWORDS = (
     "on",
@@ -78,14 +79,27 @@ _TERMINAL_WORDS = {
 class ParseOutcome:
     file: ast.PolicyFile | None
     diagnostics: tuple[Diagnostic, ...]
+    rules: int = 0
+    rules_exceeded: bool = False
 
 
-def parse_source(text: str, file: str = "<string>") -> ParseOutcome:
-    """Parse one file. On failure the outcome has no AST, and a diagnostic per broken block."""
+def parse_source(
+    text: str, file: str = "<string>", limits: SourceLimits | None = None, *, rules_before: int = 0
+) -> ParseOutcome:
+    """Parse one file. On failure the outcome has no AST, and a diagnostic per broken block.
+
+    ``rules_before`` rules were already read from other files of the set; the
+    limit on rules counts the whole set (E010).
+    """
+    limits = limits or SourceLimits()
+    budget = limits.max_rules - rules_before
     try:
-        with collecting_comments() as comment_tokens:
+        with collecting_comments() as comment_tokens, counting_rules(budget):
             tree = parser().parse(text)
-        items = build(tree, file)
+        items = build(tree, file, limits.max_nesting)
+    except TooManyRules as stopped:
+        span = _token_span(file, stopped.token)
+        return ParseOutcome(None, (_too_many_rules(span, limits),), rules_exceeded=True)
     except UnexpectedInput as exc:
         return ParseOutcome(None, tuple(_syntax_errors(text, file, exc)))
     except VisitError as wrapped:
@@ -94,14 +108,35 @@ def parse_source(text: str, file: str = "<string>") -> ParseOutcome:
         if not isinstance(cause, AstBuildError):
             raise
         return ParseOutcome(
-            None, (Diagnostic("E005", Severity.ERROR, cause.message, cause.span, cause.help),)
+            None, (Diagnostic(cause.code, Severity.ERROR, cause.message, cause.span, cause.help),)
+        )
+    rules = [
+        s
+        for item in items
+        if isinstance(item, ast.Interceptor)
+        for s in item.statements
+        if type(s) in ast.RULE_KINDS
+    ]
+    if len(rules) > budget:
+        return ParseOutcome(
+            None, (_too_many_rules(rules[budget].span, limits),), len(rules), rules_exceeded=True
         )
     comments = tuple(
         ast.Comment(str(t).rstrip(), span=_token_span(file, t)) for t in comment_tokens
     )
     lines = text.count("\n") + 1
     span = Span(file, 1, 1, lines, 1)
-    return ParseOutcome(ast.PolicyFile(file, items, comments, span=span), ())
+    return ParseOutcome(ast.PolicyFile(file, items, comments, span=span), (), len(rules))
+
+
+def _too_many_rules(span: Span, limits: SourceLimits) -> Diagnostic:
+    return Diagnostic(
+        "E010",
+        Severity.ERROR,
+        f"the policy set has more than the limit of {limits.max_rules} rules",
+        Span(span.file, span.line, span.column, span.line, span.column + 1),
+        "split the set across servers, or raise the limit with `--max-rules`",
+    )
 
 
 MAX_SYNTAX_ERRORS = 10
@@ -194,7 +229,67 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
     unclosed = _block_left_open(exc, text, file)
     if unclosed is not None:
         return unclosed
+    glued_word = _keyword_with_extra_letters(exc, text, file)
+    if glued_word is not None:
+        return glued_word
+    open_string = _string_missing_its_quote(exc.token, text, file)
+    if open_string is not None:
+        return open_string
     return _unexpected_token(exc, file, line, column)
+
+
+def _word_at(text: str, start: int) -> tuple[int, int]:
+    """The run of letters, digits and `_` around ``start``."""
+    begin = start
+    while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] == "_"):
+        begin -= 1
+    end = start
+    while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        end += 1
+    return begin, end
+
+
+def _keyword_with_extra_letters(exc: UnexpectedToken, text: str, file: str) -> Diagnostic | None:
+    """`deny iff`: the contextual lexer reads the keyword `if`, then a stray `f`."""
+    start = exc.token.start_pos
+    if start is None or start < 1 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
+        return None
+    begin, end = _word_at(text, start)
+    word = text[begin:end]
+    guess = difflib.get_close_matches(word, sorted(_ALL_KEYWORDS), n=1, cutoff=0.6)
+    line = text.count("\n", 0, begin) + 1
+    column = begin - (text.rfind("\n", 0, begin) + 1) + 1
+    return Diagnostic(
+        "E001",
+        Severity.ERROR,
+        f"unexpected `{word}`",
+        Span(file, line, column, line, column + len(word)),
+        f"did you mean `{guess[0]}`?" if guess else None,
+    )
+
+
+def _string_missing_its_quote(token: Token, text: str, file: str) -> Diagnostic | None:
+    """`["rm, "blocked"]`: a string lost its closing quote and swallowed `, "`."""
+    start = token.start_pos
+    if start is None or start < 2 or text[start - 1] != '"' or not str(token)[:1].isalnum():
+        return None
+    opening = text.rfind('"', 0, start - 1)
+    if opening < 0:
+        return None
+    swallowed = text[opening:start]
+    inner = swallowed[1:-1]
+    if "," not in inner:
+        return None
+    first = inner.split(",")[0].rstrip()
+    line = text.count("\n", 0, opening) + 1
+    column = opening - (text.rfind("\n", 0, opening) + 1) + 1
+    return Diagnostic(
+        "E002",
+        Severity.ERROR,
+        f"the string `{swallowed}` is missing its closing quote",
+        Span(file, line, column, line, column + len(swallowed)),
+        f'close it before the comma: `"{first}", "{token}"`',
+    )
 
 
 def _block_left_open(exc: UnexpectedToken, text: str, file: str) -> Diagnostic | None:
@@ -424,6 +519,10 @@ _ALL_KEYWORDS = (
 )
 
 
+# `@` paths are only valid inside a path filter, never where the parser of a rule stops.
+_HIDDEN_TERMINALS = frozenset({"ELEMENT_PATH"})
+
+
 def _expected_words(terminals: set[str]) -> str:
     words: list[str] = []
     # Where a statement may end, every statement keyword would fit next; naming
@@ -433,7 +532,12 @@ def _expected_words(terminals: set[str]) -> str:
     next_statement = "RBRACE" in terminals and len(starts) >= 5
     if next_statement:
         terminals = terminals - starts
-    for name in sorted(terminals):
+    # After an operand `not` only starts `not in`, `not like` and `not matches`.
+    negations = "NOT" in terminals and bool({"IN", "LIKE", "MATCHES"} & terminals)
+    for name in sorted(terminals - _HIDDEN_TERMINALS):
+        if name == "NOT" and negations:
+            words += [w for w in ("`not in`", "`not like`", "`not matches`") if w not in words]
+            continue
         if name in _TERMINAL_WORDS:
             word = _TERMINAL_WORDS[name]
         elif name.isupper() and name.lower() in _ALL_KEYWORDS:
@@ -459,6 +563,29 @@ def _end_position(text: str) -> tuple[int, int]:
     return len(lines), len(lines[-1]) + 1
 
 
+def _starts_regex(text: str, at: int) -> bool:
+    """A `/` opens a regex after `matches`, `matching`, `=`, `,` or `(`; elsewhere it is
+    part of an event name such as `tools/call`."""
+    before = text[:at].rstrip()
+    if before.endswith(("=", ",", "(")):
+        return True
+    begin, end = _word_at(before, len(before))
+    return before[begin:end] in ("matches", "matching")
+
+
+def _regex_end(text: str, at: int) -> int:
+    """Just after the regex opened at ``at`` (its flags included), or at the line's end."""
+    i = at + 1
+    while i < len(text) and text[i] != "\n":
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == "/":
+            return i + 1
+        i += 1
+    return i
+
+
 def _unclosed_brace_line(text: str) -> int | None:
     """The line of the innermost `{` left open, skipping strings, regexes and comments."""
     stack: list[int] = []
@@ -481,6 +608,9 @@ def _unclosed_brace_line(text: str) -> int | None:
             in_comment = True
         elif c == '"':
             in_string = True
+        elif c == "/" and _starts_regex(text, i):
+            i = _regex_end(text, i)
+            continue
         elif c == "{":
             stack.append(line)
         elif c == "}" and stack:

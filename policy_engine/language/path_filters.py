@@ -20,7 +20,7 @@ from functools import cache
 from typing import Any
 
 from lark import Lark
-from lark.exceptions import UnexpectedInput, VisitError
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, VisitError
 
 from . import ast
 from .build_ast import AstBuilder, AstBuildError
@@ -167,6 +167,8 @@ def parse_condition(body: str, column: int) -> ast.Condition:
     try:
         tree = condition_parser().parse(text)
         condition: ast.Condition = AstBuilder("<filter>").transform(tree)
+    except UnexpectedCharacters as exc:
+        raise _unexpected_character(text, exc.pos_in_stream or 0, column) from None
     except UnexpectedInput as exc:
         offset = max(0, (getattr(exc, "column", 1) or 1) - 1)
         token = getattr(exc, "token", None)
@@ -180,6 +182,16 @@ def parse_condition(body: str, column: int) -> ast.Condition:
         raise PathSyntaxError(message, column=column, help=_FILTER_HELP) from None
     _check_element_only(condition, column)
     return condition
+
+
+def _unexpected_character(text: str, at: int, column: int) -> PathSyntaxError:
+    char = text[at] if at < len(text) else ""
+    words = text[:at].split()
+    help = _FILTER_HELP
+    if words and words[-1] in ("like", "contains", "starts_with", "ends_with"):
+        glob = text[at:].split(")")[0].split()[0] if text[at:].strip() else char
+        help = f'globs and strings are quoted: `{words[-1]} "{glob}"`'
+    return PathSyntaxError(f"unexpected `{char}` in a filter", column=column + at, help=help)
 
 
 _FILTER_HELP = (

@@ -7,7 +7,7 @@ pipeline after any stage.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -19,10 +19,12 @@ from .check_paths import check_interceptor_paths
 from .check_regex import check_regexes
 from .check_types import check_rule_shapes, check_tests
 from .diagnostics import DEFAULT_CAP, Diagnostic, SourceCache, sort_and_cap
+from .limits import SourceLimits
 from .lints import lint
 from .model import PolicySetModel
 from .parser import parse_source
 from .resolve import resolve
+from .sources import WIDE_BOMS, SourceInput, decode_sources, read_sources
 
 Stage = Literal["parse", "resolve", "check", "lint"]
 STAGES: tuple[Stage, ...] = ("parse", "resolve", "check", "lint")
@@ -65,17 +67,28 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     return list(found)
 
 
-def read_sources(paths: Sequence[Path]) -> dict[str, str]:
-    return {str(p): p.read_text(encoding="utf-8") for p in paths}
-
-
 def check_sources(
-    sources: dict[str, str], *, until: Stage = "lint", cap: int = DEFAULT_CAP
+    given: Mapping[str, SourceInput],
+    *,
+    until: Stage = "lint",
+    cap: int = DEFAULT_CAP,
+    limits: SourceLimits | None = None,
 ) -> CheckResult:
+    """Check files given as text, bytes (decoded as UTF-8 here) or the error reading them."""
+    limits = limits or SourceLimits()
+    sources, diagnostics = decode_sources(given, limits)
     cache = SourceCache()
     for name, text in sources.items():
         cache.add(name, text)
-    diagnostics: list[Diagnostic] = []
+    for name, raw in given.items():
+        # Quote the line where UTF-8 decoding failed; UTF-16/32 text would quote as noise.
+        if (
+            isinstance(raw, bytes)
+            and name not in sources
+            and len(raw) <= limits.max_file_bytes
+            and not raw.startswith(WIDE_BOMS)
+        ):
+            cache.add(name, raw.decode("utf-8", "replace"))
     timings: dict[str, float] = {}
 
     def run(stage: str, action: Callable[[], None]) -> None:
@@ -86,11 +99,15 @@ def check_sources(
     files: list[ast.PolicyFile] = []
 
     def parse() -> None:
+        rules = 0
         for name, text in sources.items():
-            outcome = parse_source(text, name)
+            outcome = parse_source(text, name, limits, rules_before=rules)
             diagnostics.extend(outcome.diagnostics)
             if outcome.file is not None:
                 files.append(outcome.file)
+                rules += outcome.rules
+            if rules > limits.max_rules or outcome.rules_exceeded:
+                break  # the set is refused; parsing more files would only cost time
 
     model_box: list[PolicySetModel] = []
 
@@ -111,7 +128,10 @@ def check_sources(
             diagnostics.extend(check_rule_shapes(interceptor))
             diagnostics.extend(check_interceptor_paths(interceptor))
         names = {i.name for i in model.interceptors}
-        diagnostics.extend(check_tests(model.files, names, declared))
+        codes = frozenset(
+            code for i in model.interceptors for r in i.rules if (code := getattr(r, "code", None))
+        )
+        diagnostics.extend(check_tests(model.files, names, declared, codes))
 
     def do_lint() -> None:
         diagnostics.extend(lint(model_box[0]))
@@ -139,6 +159,13 @@ def check_sources(
 
 
 def check_paths(
-    paths: Iterable[str | Path], *, until: Stage = "lint", cap: int = DEFAULT_CAP
+    paths: Iterable[str | Path],
+    *,
+    until: Stage = "lint",
+    cap: int = DEFAULT_CAP,
+    limits: SourceLimits | None = None,
 ) -> CheckResult:
-    return check_sources(read_sources(expand_paths(paths)), until=until, cap=cap)
+    limits = limits or SourceLimits()
+    return check_sources(
+        read_sources(expand_paths(paths), limits), until=until, cap=cap, limits=limits
+    )

@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Iterator
 from typing import Any
 
-from ..wire.constants import INT32_MAX, INT32_MIN, Mode, Phase
+from ..wire.constants import INT32_MAX, INT32_MIN, MODE_ALIASES, Mode, Phase
 from . import ast
 from .builtin_patterns import BUILTIN_PATTERNS
 from .diagnostics import Diagnostic, Severity, Span
@@ -19,7 +19,16 @@ from .model import NO_DEFAULT, PolicySetModel, ResolvedInterceptor, ResolvedPara
 from .path_syntax import filter_conditions
 from .walk import find
 
-CONTEXT_FIELDS = ("principal", "traceId", "spanId", "timestamp", "sessionId", "interceptorState")
+# `server` is policyc's extension: the backend a gateway routed the message to.
+CONTEXT_FIELDS = (
+    "principal",
+    "traceId",
+    "spanId",
+    "timestamp",
+    "sessionId",
+    "interceptorState",
+    "server",
+)
 PRINCIPAL_FIELDS = ("type", "id", "claims")
 _JSON_TYPES = {"int": "integer", "number": "number", "string": "string", "bool": "boolean"}
 _SETTING_WORDS: dict[type, str] = {
@@ -220,7 +229,7 @@ def _resolve_interceptor(
             elif isinstance(statement, ast.Version):
                 version = statement.text
             elif isinstance(statement, ast.ModeSetting):
-                mode = "active" if statement.mode == "enforce" else statement.mode
+                mode = MODE_ALIASES.get(statement.mode, statement.mode)
             elif isinstance(statement, ast.FailSetting):
                 fail_open = statement.open
             else:
@@ -368,14 +377,11 @@ def _check_references(model: PolicySetModel) -> Iterator[Diagnostic]:
     for interceptor in model.interceptors:
         used_params: set[str] = set()
         for rule in interceptor.rules:
-            as_list = {id(ref) for ref in _list_param_refs(rule)}
             for param_ref in find(rule, ast.ParamRef):
                 used_params.add(param_ref.name)
                 if param_ref.name not in interceptor.params:
                     hint = did_you_mean(param_ref.name, interceptor.params)
-                    declared = (
-                        'list[string] = ["..."]' if id(param_ref) in as_list else 'string = "..."'
-                    )
+                    declared = _declaration_for(param_ref, rule)
                     yield error(
                         "E104",
                         f"unknown param `{param_ref.name}` in `{interceptor.name}`",
@@ -397,6 +403,28 @@ def _pattern_refs(item: ast.Interceptor) -> Iterator[tuple[ast.PatternName, Span
     for path, condition in filter_conditions(item):
         for ref in find(condition, ast.PatternName):
             yield ref, path.span
+
+
+_NUMBER_CALLS = ("length", "size", "count")
+
+
+def _declaration_for(ref: ast.ParamRef, rule: ast.Rule) -> str:
+    """The type and a placeholder default for an undeclared param, inferred from its use."""
+    if any(found is ref for found in _list_param_refs(rule)):
+        return 'list[string] = ["..."]'
+    for node in find(rule, ast.Compare):
+        if node.left is ref or node.right is ref:
+            other = node.right if node.left is ref else node.left
+            value = other.value if isinstance(other, ast.Literal_) else None
+            if isinstance(value, bool):
+                return "bool = false"
+            if isinstance(value, int | float) or (
+                isinstance(other, ast.Call) and other.function in _NUMBER_CALLS
+            ):
+                return "int = 0" if not isinstance(value, float) else "number = 0"
+            if node.op in ("<", "<=", ">", ">="):
+                return "number = 0"
+    return 'string = "..."'
 
 
 def _list_param_refs(rule: ast.Rule) -> Iterator[ast.ParamRef]:

@@ -17,7 +17,8 @@ Serves any ``InterceptorProvider`` over MCP (stdio or streamable HTTP) with
 - ``reload``: polling file watcher that swaps providers atomically
 """
 
-from .app import INVOKE_METHOD, LIST_METHOD, build_server
+from ..wire.constants import INVOKE_METHOD, LIST_METHOD
+from .app import build_server
 from .auth import AuthConfigError, token_from_env
 from .catalog import EXTENSION_ID
 from .decision_log import Decision, DecisionLog

@@ -17,14 +17,13 @@ from pydantic import ConfigDict, ValidationError
 
 from policy_engine import __version__
 from policy_engine.wire import InterceptorError
+from policy_engine.wire.constants import INVOKE_METHOD, LIST_METHOD
 
 from .catalog import EXTENSION_ID
 from .decision_log import DecisionLog
 from .service import InterceptorService
 from .source import ProviderSource
 
-LIST_METHOD = "interceptors/list"
-INVOKE_METHOD = "interceptor/invoke"
 SERVER_NAME = "policyc"
 
 _HANDSHAKE_METHODS = frozenset({"initialize", "server/discover"})

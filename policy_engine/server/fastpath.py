@@ -31,7 +31,7 @@ from mcp_types import (
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR
 
-from .app import INVOKE_METHOD, LIST_METHOD
+from ..wire.constants import INVOKE_METHOD, LIST_METHOD
 from .service import InterceptorService
 
 Era = Literal["legacy", "modern"]

@@ -134,7 +134,7 @@ class InterceptorService:
         context = params.context
         if isinstance(result, ValidationResult):
             outcome = "valid" if result.valid else "invalid"
-            severity = result.severity or (None if result.valid else "error")
+            severity = result.effective_severity
             payload, has_payload = None, False
         else:
             outcome = "modified" if result.modified else "unmodified"

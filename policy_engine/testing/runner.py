@@ -17,7 +17,9 @@ from typing import Any
 
 from ..chain import side_for
 from ..compiler import PolicySet, RuleRef
+from ..compiler.jsonpath import CompiledPath, PayloadTooDeep, compile_path
 from ..language import ast
+from ..language.path_syntax import parse_path
 from ..wire import ChainExecutionParams, ChainExecutionResult, InvocationContext, Phase, Side
 from .local_chain import TracingProvider, run_local_chain
 
@@ -39,22 +41,23 @@ class CaseResult:
 
 @dataclass
 class Coverage:
-    """Rules that fired (or changed the payload) in at least one test, per file."""
+    """Rules that some test pinned, per file: they fired (or changed the payload), or a
+    passing test expected them not to (`expect no code`, `expect unchanged PATH`)."""
 
     rules: dict[str, list[RuleRef]]
     fired: set[tuple[str, int]]
+    held_back: set[tuple[str, int]] = field(default_factory=set)
+
+    def _covered(self, ref: RuleRef) -> bool:
+        where = (ref.span.file, ref.span.line)
+        return where in self.fired or where in self.held_back
 
     def file_ratio(self, file: str) -> tuple[int, int]:
         refs = self.rules.get(file, [])
-        hit = sum(1 for r in refs if (r.span.file, r.span.line) in self.fired)
-        return hit, len(refs)
+        return sum(1 for r in refs if self._covered(r)), len(refs)
 
     def missed_lines(self, file: str) -> list[int]:
-        return sorted(
-            r.span.line
-            for r in self.rules.get(file, [])
-            if (r.span.file, r.span.line) not in self.fired
-        )
+        return sorted(r.span.line for r in self.rules.get(file, []) if not self._covered(r))
 
     @property
     def percent(self) -> float:
@@ -84,8 +87,16 @@ def _messages(result: ChainExecutionResult) -> list[str]:
     return [m.message for r in result.results for m in (r.messages or [])]
 
 
+def _values_at(path: CompiledPath, payload: Any) -> list[Any]:
+    try:
+        return path.values(payload)
+    except PayloadTooDeep:
+        return []
+
+
 def _check(case: ast.TestBlock, result: ChainExecutionResult, fired_codes: set[str]) -> list[str]:
     failures: list[str] = []
+    given = next(s for s in case.statements if isinstance(s, ast.Given))
     decision = "allow" if result.status == "success" else "deny"
     messages = _messages(result)
     for statement in case.statements:
@@ -106,7 +117,43 @@ def _check(case: ast.TestBlock, result: ChainExecutionResult, fired_codes: set[s
             failures.append(
                 "final payload differs:\n" + _payload_diff(statement.payload, result.final_payload)
             )
+        elif isinstance(statement, ast.ExpectNoCode) and statement.code in fired_codes:
+            failures.append(f"expected rule `{statement.code}` not to fire, and it did")
+        elif isinstance(statement, ast.ExpectUnchanged):
+            failures += _unchanged(statement, given.payload, result.final_payload)
     return failures
+
+
+def _unchanged(statement: ast.ExpectUnchanged, before: Any, after: Any) -> list[str]:
+    if statement.path is None:
+        if after == before:
+            return []
+        return ["expected the payload unchanged:\n" + _payload_diff(before, after)]
+    path = compile_path(parse_path(statement.path.source))
+    old, new = _values_at(path, before), _values_at(path, after)
+    if old == new:
+        return []
+    return [
+        f"expected `{statement.path.source}` unchanged:\n" + _payload_diff(old, new),
+    ]
+
+
+def _held_back(case: ast.TestBlock, rules: list[RuleRef], paths: dict[str, str]) -> set[RuleRef]:
+    """The rules a passing test pinned as not firing, by code or by the path they write."""
+    codes = {s.code for s in case.statements if isinstance(s, ast.ExpectNoCode)}
+    untouched = {
+        s.path.source
+        for s in case.statements
+        if isinstance(s, ast.ExpectUnchanged) and s.path is not None
+    }
+    everything = any(isinstance(s, ast.ExpectUnchanged) and s.path is None for s in case.statements)
+    return {
+        ref
+        for ref in rules
+        if ref.code in codes
+        or paths.get(ref.code) in untouched
+        or (everything and ref.code in paths)
+    }
 
 
 def _params(case: ast.TestBlock) -> tuple[ChainExecutionParams, Side]:
@@ -144,6 +191,9 @@ async def run_tests(policy_set: PolicySet, name_filter: str | None = None) -> Te
         for ref in compiled.rule_refs():
             rules[ref.span.file].append(ref)
     fired: set[tuple[str, int]] = set()
+    held_back: set[tuple[str, int]] = set()
+    every_rule = [ref for refs in rules.values() for ref in refs]
+    paths = _mutator_paths(policy_set)
     cases: list[CaseResult] = []
     for file, case in policy_set.model.tests:
         if name_filter and name_filter not in case.name:
@@ -157,6 +207,8 @@ async def run_tests(policy_set: PolicySet, name_filter: str | None = None) -> Te
                 codes.add(event.rule.code)
                 fired.add((event.rule.span.file, event.rule.span.line))
         failures = _check(case, result, codes)
+        if not failures:
+            held_back |= {(r.span.file, r.span.line) for r in _held_back(case, every_rule, paths)}
         cases.append(
             CaseResult(
                 file,
@@ -168,4 +220,14 @@ async def run_tests(policy_set: PolicySet, name_filter: str | None = None) -> Te
                 time.perf_counter() - case_started,
             )
         )
-    return TestReport(cases, Coverage(dict(rules), fired), time.perf_counter() - started)
+    coverage = Coverage(dict(rules), fired, held_back)
+    return TestReport(cases, coverage, time.perf_counter() - started)
+
+
+def _mutator_paths(policy_set: PolicySet) -> dict[str, str]:
+    """Rule code -> the path a mutator rule writes."""
+    return {
+        mutation.ref.code: mutation.source
+        for compiled in policy_set.interceptors.values()
+        for mutation in compiled.mutations
+    }

@@ -9,6 +9,12 @@ Phase = Literal["request", "response"]
 Severity = Literal["info", "warn", "error"]
 InterceptorType = Literal["validation", "mutation"]
 Mode = Literal["active", "audit"]
+# The older spelling of `active`, still accepted from peers and in policies.
+MODE_ALIASES: dict[str, Mode] = {"enforce": "active"}
+
+# The SEP-2624 methods an interceptor server answers (one home for chain and server).
+LIST_METHOD = "interceptors/list"
+INVOKE_METHOD = "interceptor/invoke"
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1

@@ -7,14 +7,14 @@ from typing import Any
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from ._base import InterceptorType, Phase, WireModel
-from .constants import Mode
+from .constants import MODE_ALIASES, Mode
 from .events import any_event_matches
 from .priority import PriorityHint
 
 
 def normalize_mode(value: object) -> object:
     """Accept ``enforce``, the older spelling some peers still send, as ``active``."""
-    return "active" if value == "enforce" else value
+    return MODE_ALIASES.get(value, value) if isinstance(value, str) else value
 
 
 class Hook(WireModel):

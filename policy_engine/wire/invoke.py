@@ -36,6 +36,9 @@ class InvocationContext(WireModel):
     timestamp: str | None = None
     session_id: str | None = None
     interceptor_state: dict[str, Any] | None = None
+    # policyc extension (unknown to the SEP, ignored by other peers): the name of
+    # the backend server a gateway routes the message to or received it from.
+    server: str | None = None
 
 
 class InvokeParams(WireModel):
@@ -75,6 +78,12 @@ class ValidationResult(_ResultBase):
     type: Literal["validation"] = "validation"
     valid: bool
     severity: Severity | None = None
+
+    @property
+    def effective_severity(self) -> Severity | None:
+        """Fail secure: a verdict of invalid that names no severity is an error."""
+        return self.severity or (None if self.valid else "error")
+
     messages: list[ValidationMessage] | None = None
     suggestions: list[Suggestion] | None = None
 

@@ -49,9 +49,11 @@ async def test_stdio_lists_invokes_and_maps_errors(policies: Path) -> None:
         async with RemoteProvider(ServerSpec(command=(*SERVE, str(policies)))) as server:
             names = [d.name for d in await server.discover()]
             assert names == [
+                "elicitation-guard",
                 "pii-redactor",
                 "sampling-guard",
                 "secret-redactor",
+                "tool-filter",
                 "tool-guard",
                 "admin-only-tools",
             ]
@@ -118,7 +120,7 @@ async def test_http_with_bearer_token(policies: Path) -> None:
         with anyio.fail_after(60):
             spec = ServerSpec(url=url, bearer_token="s3cret-token")
             async with RemoteProvider(spec) as server:
-                assert len(await server.discover()) == 5
+                assert len(await server.discover()) == 7
                 result = await server.invoke(_invoke("tool-guard", SHELL))
                 assert isinstance(result, ValidationResult) and not result.valid
             for wrong in (None, "wrong-token"):

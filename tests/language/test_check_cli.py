@@ -242,3 +242,16 @@ def test_checking_100_generated_files(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[:2000]
     assert summary(result.stderr) == (100, 0, 0)
     print(f"policyc check on 100 generated files: {elapsed:.2f} s")
+
+
+def test_the_readme_ci_recipe_passes_on_the_shipped_policies() -> None:
+    """The README's CI commands, run as written: strict check, format check, full coverage."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### In CI") :]
+    start = section.index("```sh\n") + len("```sh\n")
+    block = section[start : section.index("\n```", start)]
+    commands = [line.split() for line in block.splitlines() if line.startswith("policyc ")]
+    assert ["policyc", "check", "--strict", "policies/"] in commands
+    for command in commands:
+        done = policyc(*command[1:])
+        assert done.returncode == 0, (command, done.stdout, done.stderr)

@@ -3,8 +3,11 @@
 Each ``## CODE: title`` section holds one ```` ```policy ```` example and one
 ```` ```text ```` block. Checked alone as ``example.policy``, the example must
 produce that code, and the text block must be exactly what ``render_text``
-prints for it. After an intended change to a message, rewrite the text
-blocks and review the diff::
+prints for it. A ``<!-- example: KEY=VALUE ... -->`` line says how the example
+is fed: ``encoding=NAME`` saves it in that encoding, any other key is a
+``SourceLimits`` field (``max_nesting=3``), so limits show on small examples.
+After an intended change to a message, rewrite the text blocks and review the
+diff::
 
     POLICYC_UPDATE_CASES=1 pytest tests/language/test_diagnostics_doc.py
 """
@@ -21,6 +24,7 @@ import pytest
 
 from policy_engine.language.codes import CODES
 from policy_engine.language.diagnostics import render_text
+from policy_engine.language.limits import SourceLimits
 from policy_engine.language.pipeline import check_sources
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md"
@@ -28,6 +32,7 @@ UPDATE = os.environ.get("POLICYC_UPDATE_CASES") == "1"
 HEADING = re.compile(r"^## ([EW]\d{3}): (.+)$", re.M)
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
 EXAMPLE_FILE = "example.policy"
+DIRECTIVE = re.compile(r"^<!-- example: (.+) -->$", re.M)
 
 
 @dataclass(frozen=True)
@@ -53,8 +58,14 @@ def fences(section: Section, language: str) -> list[str]:
     return [m[2] for m in FENCE.finditer(section.body) if m[1] == language]
 
 
-def rendered(example: str, code: str) -> str:
-    result = check_sources({EXAMPLE_FILE: example})
+def rendered(example: str, code: str, body: str = "") -> str:
+    settings = dict(
+        pair.split("=", 1) for found in DIRECTIVE.findall(body) for pair in found.split()
+    )
+    encoding = settings.pop("encoding", None)
+    source = example.encode(encoding) if encoding else example
+    limits = SourceLimits(**{key: int(value) for key, value in settings.items()})
+    result = check_sources({EXAMPLE_FILE: source}, limits=limits)
     return "\n\n".join(render_text(d, result.sources) for d in result.diagnostics if d.code == code)
 
 
@@ -87,7 +98,8 @@ def rewrite_text_blocks() -> None:
         for match in FENCE.finditer(section.body):
             if match[1] == "text":
                 start, end = section.start + match.start(2), section.start + match.end(2)
-                text = text[:start] + rendered(example, section.code) + "\n" + text[end:]
+                shown = rendered(example, section.code, section.body)
+                text = text[:start] + shown + "\n" + text[end:]
     DOC.write_text(text, encoding="utf-8")
     sections.cache_clear()
 
@@ -99,7 +111,7 @@ def test_example_produces_its_code(code: str) -> None:
     section = next(s for s in sections() if s.code == code)
     (example,) = fences(section, "policy")
     (shown,) = fences(section, "text")
-    actual = rendered(example, code)
+    actual = rendered(example, code, section.body)
     assert actual, f"the {code} example does not produce {code}"
     assert shown == actual + "\n"
 

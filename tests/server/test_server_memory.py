@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import os
 import tracemalloc
 from pathlib import Path
@@ -43,9 +44,23 @@ CALLS: list[dict[str, Any]] = [
 ]
 
 
+_configs = itertools.count()
+
+
+def _varying_config() -> dict[str, Any]:
+    """A glob list never sent before: caches keyed by config must stay bounded."""
+    return {
+        "name": "admin-only-tools",
+        "event": "tools/call",
+        "phase": "request",
+        "payload": {"name": "deploy_web", "arguments": {}},
+        "config": {"adminTools": [f"deploy_{next(_configs)}_*", "rotate_keys"]},
+    }
+
+
 async def _burst(service: InterceptorService, rounds: int) -> None:
     for _ in range(rounds):
-        for call in CALLS:
+        for call in [*CALLS, _varying_config()]:
             # The unknown name is answered with an error, by design.
             with contextlib.suppress(InterceptorError):
                 await service.invoke(call)
@@ -61,11 +76,11 @@ async def test_memory_is_flat_across_thousands_of_invokes() -> None:
         await _burst(service, 50)
         gc.collect()
         baseline, _ = tracemalloc.get_traced_memory()
-        await _burst(service, 1000)  # 4,000 more invokes
+        await _burst(service, 1000)  # 5,000 more invokes, 1,000 distinct configs
         gc.collect()
         after, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
         log.close()
     growth = after - baseline
-    assert growth < 200_000, f"memory grew by {growth} bytes over 4,000 invokes"
+    assert growth < 200_000, f"memory grew by {growth} bytes over 5,000 invokes"
