@@ -642,7 +642,6 @@ class Bench:
             for kind, p in group.items()
         }
         self.results["payload_bytes"] = sizes
-        self._pools: dict[int, tuple[Any, FreshPayloads]] = {}
         print("payloads (JSON bytes): " + ", ".join(f"{k} {v:,}" for k, v in sizes.items()))
         print()
 
@@ -650,13 +649,13 @@ class Bench:
         return measure(cases, budget_s=self.budget_s)
 
     def fresh(self, payload: Any) -> FreshPayloads:
-        """Deep copies of ``payload``, a different one for every timed call."""
-        known = self._pools.get(id(payload))
-        if known is not None and known[0] is payload:
-            return known[1]
-        pool = FreshPayloads(payload, pool_size(len(json.dumps(payload))))
-        self._pools[id(payload)] = (payload, pool)  # the key's object stays alive
-        return pool
+        """Deep copies of ``payload``, a different one for every timed call.
+
+        One pool per contender: contenders sharing a pool would each take a
+        stride of it per round, and a stride that is a multiple of the pool
+        size hands one contender the same object round after round.
+        """
+        return FreshPayloads(payload, pool_size(len(json.dumps(payload))))
 
     # -- redact ---------------------------------------------------------------
 
@@ -681,7 +680,8 @@ class Bench:
                 def ours(fresh: FreshPayloads = fresh, phase: str = phase) -> object:
                     return policy.invoke_sync("pii-redactor", "tools/call", phase, fresh())
 
-                stats = self._measure({"policyc": ours, "hand": lambda f=fresh: hand_pii(f())})
+                mine = self.fresh(payload)
+                stats = self._measure({"policyc": ours, "hand": lambda f=mine: hand_pii(f())})
                 ratio = stats["policyc"].median_ns / stats["hand"].median_ns
                 rows.append(
                     [
@@ -728,7 +728,8 @@ class Bench:
                 def ours(name: str = name, event: str = event, f: FreshPayloads = fresh) -> object:
                     return policy.invoke_sync(name, event, "request", f())
 
-                stats = self._measure({"policyc": ours, "hand": lambda h=hand, f=fresh: h(f())})
+                mine = self.fresh(payload)
+                stats = self._measure({"policyc": ours, "hand": lambda h=hand, f=mine: h(f())})
                 ratio = stats["policyc"].median_ns / stats["hand"].median_ns
                 verdict = "deny" if any(s == "error" for s, _ in hand(payload)) else "allow"
                 rows.append(
@@ -772,35 +773,38 @@ class Bench:
                 ("sampling request", "deny"),
             ):
                 payload = _peer_variant(group[kind], kind, decision)
-                f = self.fresh(payload)
-                cases: dict[str, Callable[[], object]] = {}
+                engines: dict[str, Callable[[Any], object]] = {}
                 if kind == "tools/call request":
-                    cases["by hand"] = lambda f=f: hand_common_tool(f())
-                    cases["policyc"] = lambda f=f: policy.invoke_sync(
-                        "tool-deny", "tools/call", "request", f()
+                    engines["by hand"] = hand_common_tool
+                    engines["policyc"] = lambda p: policy.invoke_sync(
+                        "tool-deny", "tools/call", "request", p
                     )
                     if cedar is not None:
-                        cases["cedar"] = lambda f=f: cedar.tools_call(f())
+                        engines["cedar"] = cedar.tools_call
                     if invariant is not None:
-                        cases["invariant (fields)"] = lambda f=f: invariant.tools_call(f(), False)
-                        cases["invariant (full trace)"] = lambda f=f: invariant.tools_call(
-                            f(), True
-                        )
+                        engines["invariant (fields)"] = lambda p: invariant.tools_call(p, False)
+                        engines["invariant (full trace)"] = lambda p: invariant.tools_call(p, True)
                 else:
-                    cases["by hand"] = lambda f=f: hand_common_sampling(f())
-                    cases["policyc"] = lambda f=f: policy.invoke_sync(
-                        "sampling-limits", "sampling/createMessage", "request", f()
+                    engines["by hand"] = hand_common_sampling
+                    engines["policyc"] = lambda p: policy.invoke_sync(
+                        "sampling-limits", "sampling/createMessage", "request", p
                     )
                     if cedar is not None:
-                        cases["cedar"] = lambda f=f: cedar.sampling(f())
+                        engines["cedar"] = cedar.sampling
                     if invariant is not None:
-                        cases["invariant (fields)"] = lambda f=f: invariant.sampling(f(), False)
-                        cases["invariant (full trace)"] = lambda f=f: invariant.sampling(f(), True)
+                        engines["invariant (fields)"] = lambda p: invariant.sampling(p, False)
+                        engines["invariant (full trace)"] = lambda p: invariant.sampling(p, True)
                 # Not an engine: the part of policyc's time spent on the size
                 # and depth walk that every invoke does before any rule runs.
-                cases["(policyc's bounds walk alone)"] = lambda f=f: check_bounds(
-                    f(), Limits(), "bench"
+                engines["(policyc's bounds walk alone)"] = lambda p: check_bounds(
+                    p, Limits(), "bench"
                 )
+                # A pool of copies per contender (see `fresh`).
+                cases: dict[str, Callable[[], object]] = {
+                    engine: (lambda run=run, f=pool: run(f()))
+                    for engine, run in engines.items()
+                    for pool in [self.fresh(payload)]
+                }
                 stats = self._measure(cases)
                 hand_ns = stats["by hand"].median_ns
                 ours_ns = stats["policyc"].median_ns
