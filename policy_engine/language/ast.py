@@ -419,6 +419,8 @@ class Acknowledge:
 ValidatorRule = CheckRule | ListRule | LimitRule
 MutatorRule = Redact | Mask | Hash | SetValue | Remove | Truncate
 Rule = ValidatorRule | MutatorRule
+# What the compiler lowers: every rule after the pipeline's desugar stage.
+CoreRule = CheckRule | MutatorRule
 Setting = Description | Version | ModeSetting | FailSetting | PrioritySetting | CompatSetting
 Statement = Hook | Setting | ParamDef | Acknowledge | Rule
 

@@ -1,7 +1,9 @@
-"""The front end as named stages, OPA-style: parse, resolve, check, lint.
+"""The front end as named stages, OPA-style: parse, resolve, check, lint, desugar, describe.
 
 Each stage records diagnostics and its own duration, and tests can stop the
-pipeline after any stage.
+pipeline after any stage. The last two hand the compiler what it lowers:
+core rules only (desugar.py) and each interceptor's SEP descriptor
+(describe.py).
 """
 
 from __future__ import annotations
@@ -18,14 +20,16 @@ from .check_events import check_events, declared_events
 from .check_paths import check_interceptor_paths
 from .check_regex import check_regexes
 from .check_types import check_rule_shapes, check_tests
+from .describe import describe
+from .desugar import desugar
 from .diagnostics import DEFAULT_CAP, Diagnostic, SourceCache, sort_and_cap
 from .lints import lint
 from .model import PolicySetModel
 from .parser import parse_source
 from .resolve import resolve
 
-Stage = Literal["parse", "resolve", "check", "lint"]
-STAGES: tuple[Stage, ...] = ("parse", "resolve", "check", "lint")
+Stage = Literal["parse", "resolve", "check", "lint", "desugar", "describe"]
+STAGES: tuple[Stage, ...] = ("parse", "resolve", "check", "lint", "desugar", "describe")
 POLICY_SUFFIX = ".policy"
 
 
@@ -70,7 +74,7 @@ def read_sources(paths: Sequence[Path]) -> dict[str, str]:
 
 
 def check_sources(
-    sources: dict[str, str], *, until: Stage = "lint", cap: int = DEFAULT_CAP
+    sources: dict[str, str], *, until: Stage = "describe", cap: int = DEFAULT_CAP
 ) -> CheckResult:
     cache = SourceCache()
     for name, text in sources.items():
@@ -125,6 +129,8 @@ def check_sources(
         "resolve": do_resolve,
         "check": check,
         "lint": do_lint,
+        "desugar": lambda: desugar(model_box[0]),
+        "describe": lambda: describe(model_box[0]),
     }
     # Every stage runs even after another found errors (a parse error in one
     # file or an unknown name still lets everything else be checked), so one
@@ -142,6 +148,6 @@ def check_sources(
 
 
 def check_paths(
-    paths: Iterable[str | Path], *, until: Stage = "lint", cap: int = DEFAULT_CAP
+    paths: Iterable[str | Path], *, until: Stage = "describe", cap: int = DEFAULT_CAP
 ) -> CheckResult:
     return check_sources(read_sources(expand_paths(paths)), until=until, cap=cap)
