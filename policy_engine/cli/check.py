@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
+from ..language.check_tools import SnapshotError, load_snapshot
 from ..language.codes import CODES
 from ..language.diagnostics import render_github, render_sarif, render_text
 from ..language.pipeline import check_paths, expand_paths
@@ -24,13 +26,32 @@ from .exit_codes import ExitCode
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option("--max-diagnostics", default=100, show_default=True, help="Cap on reported problems.")
-def check(paths: tuple[str, ...], output_format: str, strict: bool, max_diagnostics: int) -> None:
+@click.option(
+    "--tools",
+    "tools_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A saved tools/list result: check tool names and arguments against it.",
+)
+def check(
+    paths: tuple[str, ...],
+    output_format: str,
+    strict: bool,
+    max_diagnostics: int,
+    tools_path: str | None,
+) -> None:
     """Check policy files (directories are searched for *.policy)."""
     files = expand_paths(paths)
     if not files:
         click.echo("policyc: no .policy files found", err=True)
         sys.exit(ExitCode.USAGE)
-    result = check_paths(files, cap=max_diagnostics)
+    tools = None
+    if tools_path is not None:
+        try:
+            tools = load_snapshot(Path(tools_path).read_text(encoding="utf-8"))
+        except (SnapshotError, UnicodeDecodeError) as exc:
+            click.echo(f"policyc: --tools {tools_path}: {exc}", err=True)
+            sys.exit(ExitCode.USAGE)
+    result = check_paths(files, cap=max_diagnostics, tools=tools)
     diagnostics = result.diagnostics
     if output_format == "json":
         click.echo(json.dumps({"diagnostics": [d.to_json() for d in diagnostics]}, indent=2))

@@ -19,6 +19,7 @@ from .acknowledge import apply_acknowledgements
 from .check_events import check_events, declared_events
 from .check_paths import check_interceptor_paths
 from .check_regex import check_regexes
+from .check_tools import ToolSnapshot, check_against_tools
 from .check_types import check_rule_shapes, check_tests
 from .describe import describe
 from .desugar import desugar
@@ -74,8 +75,14 @@ def read_sources(paths: Sequence[Path]) -> dict[str, str]:
 
 
 def check_sources(
-    sources: dict[str, str], *, until: Stage = "describe", cap: int = DEFAULT_CAP
+    sources: dict[str, str],
+    *,
+    until: Stage = "describe",
+    cap: int = DEFAULT_CAP,
+    tools: ToolSnapshot | None = None,
 ) -> CheckResult:
+    """Run the stages; with ``tools`` (a tools/list snapshot) rules are also checked
+    against the tools that exist (check_tools.py)."""
     cache = SourceCache()
     for name, text in sources.items():
         cache.add(name, text)
@@ -119,6 +126,8 @@ def check_sources(
             code for i in model.interceptors for r in i.rules if (code := getattr(r, "code", None))
         )
         diagnostics.extend(check_tests(model.files, names, declared, codes))
+        if tools is not None:
+            diagnostics.extend(check_against_tools(model, tools))
 
     def do_lint() -> None:
         diagnostics.extend(lint(model_box[0]))
@@ -148,6 +157,10 @@ def check_sources(
 
 
 def check_paths(
-    paths: Iterable[str | Path], *, until: Stage = "describe", cap: int = DEFAULT_CAP
+    paths: Iterable[str | Path],
+    *,
+    until: Stage = "describe",
+    cap: int = DEFAULT_CAP,
+    tools: ToolSnapshot | None = None,
 ) -> CheckResult:
-    return check_sources(read_sources(expand_paths(paths)), until=until, cap=cap)
+    return check_sources(read_sources(expand_paths(paths)), until=until, cap=cap, tools=tools)

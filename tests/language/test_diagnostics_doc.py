@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from policy_engine.language.check_tools import load_snapshot
 from policy_engine.language.codes import CODES
 from policy_engine.language.diagnostics import render_text
 from policy_engine.language.pipeline import check_sources
@@ -53,8 +54,9 @@ def fences(section: Section, language: str) -> list[str]:
     return [m[2] for m in FENCE.finditer(section.body) if m[1] == language]
 
 
-def rendered(example: str, code: str) -> str:
-    result = check_sources({EXAMPLE_FILE: example})
+def rendered(example: str, code: str, snapshot: str | None = None) -> str:
+    tools = load_snapshot(snapshot) if snapshot is not None else None
+    result = check_sources({EXAMPLE_FILE: example}, tools=tools)
     return "\n\n".join(render_text(d, result.sources) for d in result.diagnostics if d.code == code)
 
 
@@ -78,6 +80,12 @@ def test_every_policy_block_belongs_to_a_section() -> None:
     assert everywhere == in_sections
 
 
+def snapshot(section: Section) -> str | None:
+    """A ```json block in a section is the `--tools` snapshot its example is checked with."""
+    found = fences(section, "json")
+    return found[0] if found else None
+
+
 @cache
 def rewrite_text_blocks() -> None:
     """POLICYC_UPDATE_CASES=1: put the actual output in every ``text`` block, once."""
@@ -87,7 +95,8 @@ def rewrite_text_blocks() -> None:
         for match in FENCE.finditer(section.body):
             if match[1] == "text":
                 start, end = section.start + match.start(2), section.start + match.end(2)
-                text = text[:start] + rendered(example, section.code) + "\n" + text[end:]
+                shown = rendered(example, section.code, snapshot(section))
+                text = text[:start] + shown + "\n" + text[end:]
     DOC.write_text(text, encoding="utf-8")
     sections.cache_clear()
 
@@ -99,7 +108,7 @@ def test_example_produces_its_code(code: str) -> None:
     section = next(s for s in sections() if s.code == code)
     (example,) = fences(section, "policy")
     (shown,) = fences(section, "text")
-    actual = rendered(example, code)
+    actual = rendered(example, code, snapshot(section))
     assert actual, f"the {code} example does not produce {code}"
     assert shown == actual + "\n"
 

@@ -1,6 +1,7 @@
 """The language specified as data: ``cases/GROUP/NAME.policy`` + ``NAME.expect.json``.
 
 Each case runs through ``check_sources({"NAME.policy": text}, until=STAGE)``
+(with ``tools=`` the snapshot in ``NAME.tools.json`` when there is one)
 and must produce exactly the diagnostics its expectation lists (code,
 severity, span, message, help, notes). A case that also has an ``"ast"`` key
 pins the parsed tree as a compact structural summary (see ``summarize``).
@@ -35,6 +36,7 @@ import pytest
 from lark import Tree
 
 from policy_engine.language import ast
+from policy_engine.language.check_tools import load_snapshot
 from policy_engine.language.codes import CODES
 from policy_engine.language.diagnostics import Diagnostic
 from policy_engine.language.grammar import parser
@@ -147,7 +149,9 @@ def load_expectation(path: Path) -> dict[str, Any]:
 
 def run_case(path: Path, stage: str, with_ast: bool) -> tuple[dict[str, Any], CheckResult]:
     text = path.read_text(encoding="utf-8")
-    result = check_sources({path.name: text}, until=stage)  # type: ignore[arg-type]
+    snapshot = path.with_name(path.name.removesuffix(".policy") + ".tools.json")
+    tools = load_snapshot(snapshot.read_text(encoding="utf-8")) if snapshot.exists() else None
+    result = check_sources({path.name: text}, until=stage, tools=tools)  # type: ignore[arg-type]
     actual: dict[str, Any] = {
         "stage": stage,
         "diagnostics": sorted((diagnostic_record(d) for d in result.diagnostics), key=_order),
