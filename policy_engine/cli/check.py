@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..language.check_tools import SnapshotError, load_snapshot
+from ..language.check_tools import SnapshotError, ToolSnapshot, load_snapshot
 from ..language.codes import CODES
 from ..language.diagnostics import render_github, render_sarif, render_text
 from ..language.pipeline import check_paths, expand_paths
@@ -32,12 +32,19 @@ from .exit_codes import ExitCode
     type=click.Path(exists=True, dir_okay=False),
     help="A saved tools/list result: check tool names and arguments against it.",
 )
+@click.option(
+    "--server",
+    "server",
+    metavar="CMD_OR_URL",
+    help="Fetch this server's tools/list (a stdio command or an http(s) URL) to check against.",
+)
 def check(
     paths: tuple[str, ...],
     output_format: str,
     strict: bool,
     max_diagnostics: int,
     tools_path: str | None,
+    server: str | None,
 ) -> None:
     """Check policy files (directories are searched for *.policy)."""
     files = expand_paths(paths)
@@ -51,6 +58,8 @@ def check(
         except (SnapshotError, UnicodeDecodeError) as exc:
             click.echo(f"policyc: --tools {tools_path}: {exc}", err=True)
             sys.exit(ExitCode.USAGE)
+    if server is not None:
+        tools = _fetched(server)
     result = check_paths(files, cap=max_diagnostics, tools=tools)
     diagnostics = result.diagnostics
     if output_format == "json":
@@ -71,3 +80,17 @@ def check(
         click.echo(summary, err=True)
     failed = result.error_count > 0 or (strict and result.warning_count > 0)
     sys.exit(ExitCode.PROBLEMS if failed else ExitCode.SUCCESS)
+
+
+def _fetched(server: str) -> ToolSnapshot:
+    """The live server's tools; a server that cannot be reached is a usage error, said plainly."""
+    import anyio
+
+    from .tools_snapshot import fetch_tools
+
+    try:
+        listed = anyio.run(fetch_tools, server)
+        return load_snapshot(json.dumps(listed))
+    except Exception as exc:  # any failure to reach or read the server; never a traceback
+        click.echo(f"policyc: --server {server}: could not list its tools ({exc})", err=True)
+        sys.exit(ExitCode.USAGE)

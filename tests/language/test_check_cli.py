@@ -289,3 +289,23 @@ def test_a_tools_snapshot_that_is_not_a_tools_list_is_a_usage_error(tmp_path: Pa
     assert done.returncode == 2
     assert "expected a tools/list result" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_server_fetches_a_live_tools_list_over_stdio(tmp_path: Path) -> None:
+    """A real MCP server process (the SDK's own MCPServer) answers tools/list."""
+    server = f"{sys.executable} {REPO / 'tests' / 'cli' / 'servers' / 'tools_server.py'}"
+    policy = write(
+        tmp_path,
+        "p.policy",
+        'validator v {\n  on tools/call request\n  deny if $.name == "search"'
+        ' and $.arguments.limt > 1\n  deny tools ["read_file"]\n}\n',
+    )
+    done = policyc("check", "--server", server, str(policy))
+    assert done.returncode == 0, done.stderr
+    assert "no input schema of `search` has the argument `limt`" in done.stdout
+    assert "did you mean `limit`?" in done.stdout
+    assert "W102" not in done.stdout
+    unreachable = policyc("check", "--server", str(tmp_path / "missing"), str(policy))
+    assert unreachable.returncode == 2
+    assert "could not list its tools" in unreachable.stderr
+    assert "Traceback" not in unreachable.stderr
