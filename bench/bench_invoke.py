@@ -41,7 +41,17 @@ from pathlib import Path
 from typing import Any
 
 import re2
-from _common import Stats, fmt_ns, fmt_ratio, machine, measure, print_machine, print_table
+from _common import (
+    FreshPayloads,
+    Stats,
+    fmt_ns,
+    fmt_ratio,
+    machine,
+    measure,
+    pool_size,
+    print_machine,
+    print_table,
+)
 from _common import write_results as _write_results
 
 from policy_engine.compiler import PolicySet, compile_sources
@@ -247,6 +257,15 @@ def sampling_request(target: int, model: str = "claude-sonnet-4", max_tokens: in
         messages.append({"role": role, "content": {"type": "text", "text": paragraph(n)}})
 
     return _grow(payload, target, add)
+
+
+def _peer_variant(payload: dict[str, Any], kind: str, decision: str) -> dict[str, Any]:
+    """The allow payload as generated, or the same body made to be denied."""
+    if decision == "allow":
+        return payload
+    if kind == "tools/call request":
+        return {**payload, "name": "shell_exec"}
+    return {**payload, "maxTokens": 100_000}
 
 
 # --------------------------------------------------------------------------- by hand
@@ -603,11 +622,21 @@ class Bench:
             for kind, p in group.items()
         }
         self.results["payload_bytes"] = sizes
+        self._pools: dict[int, tuple[Any, FreshPayloads]] = {}
         print("payloads (JSON bytes): " + ", ".join(f"{k} {v:,}" for k, v in sizes.items()))
         print()
 
     def _measure(self, cases: dict[str, Callable[[], object]]) -> dict[str, Stats]:
         return measure(cases, budget_s=self.budget_s)
+
+    def fresh(self, payload: Any) -> FreshPayloads:
+        """Deep copies of ``payload``, a different one for every timed call."""
+        known = self._pools.get(id(payload))
+        if known is not None and known[0] is payload:
+            return known[1]
+        pool = FreshPayloads(payload, pool_size(len(json.dumps(payload))))
+        self._pools[id(payload)] = (payload, pool)  # the key's object stays alive
+        return pool
 
     # -- redact ---------------------------------------------------------------
 
@@ -627,10 +656,12 @@ class Bench:
                 if result.info and result.info.get("patterns") != counts:
                     raise SystemExit(f"pattern counts disagree on {kind}: {result.info}, {counts}")
 
-                def ours(payload: Any = payload, phase: str = phase) -> object:
-                    return policy.invoke_sync("pii-redactor", "tools/call", phase, payload)
+                fresh = self.fresh(payload)
 
-                stats = self._measure({"policyc": ours, "hand": lambda p=payload: hand_pii(p)})
+                def ours(fresh: FreshPayloads = fresh, phase: str = phase) -> object:
+                    return policy.invoke_sync("pii-redactor", "tools/call", phase, fresh())
+
+                stats = self._measure({"policyc": ours, "hand": lambda f=fresh: hand_pii(f())})
                 ratio = stats["policyc"].median_ns / stats["hand"].median_ns
                 rows.append(
                     [
@@ -672,10 +703,12 @@ class Bench:
                         f"{name} disagrees: {policyc_messages(result)} vs {hand(payload)}"
                     )
 
-                def ours(name: str = name, event: str = event, payload: Any = payload) -> object:
-                    return policy.invoke_sync(name, event, "request", payload)
+                fresh = self.fresh(payload)
 
-                stats = self._measure({"policyc": ours, "hand": lambda h=hand, p=payload: h(p)})
+                def ours(name: str = name, event: str = event, f: FreshPayloads = fresh) -> object:
+                    return policy.invoke_sync(name, event, "request", f())
+
+                stats = self._measure({"policyc": ours, "hand": lambda h=hand, f=fresh: h(f())})
                 ratio = stats["policyc"].median_ns / stats["hand"].median_ns
                 verdict = "deny" if any(s == "error" for s, _ in hand(payload)) else "allow"
                 rows.append(
@@ -712,44 +745,46 @@ class Bench:
         rows = []
         out: dict[str, Any] = {}
         for size, group in self.payloads.items():
-            for kind in ("tools/call request", "sampling request"):
-                payload = group[kind]
+            for kind, decision in (
+                ("tools/call request", "allow"),
+                ("tools/call request", "deny"),
+                ("sampling request", "allow"),
+                ("sampling request", "deny"),
+            ):
+                payload = _peer_variant(group[kind], kind, decision)
+                f = self.fresh(payload)
                 cases: dict[str, Callable[[], object]] = {}
                 if kind == "tools/call request":
-                    cases["by hand"] = lambda p=payload: hand_common_tool(p)
-                    cases["policyc"] = lambda p=payload: policy.invoke_sync(
-                        "tool-deny", "tools/call", "request", p
+                    cases["by hand"] = lambda f=f: hand_common_tool(f())
+                    cases["policyc"] = lambda f=f: policy.invoke_sync(
+                        "tool-deny", "tools/call", "request", f()
                     )
                     if cedar is not None:
-                        cases["cedar"] = lambda p=payload: cedar.tools_call(p)
+                        cases["cedar"] = lambda f=f: cedar.tools_call(f())
                     if invariant is not None:
-                        cases["invariant (fields)"] = lambda p=payload: invariant.tools_call(
-                            p, False
-                        )
-                        cases["invariant (full trace)"] = lambda p=payload: invariant.tools_call(
-                            p, True
+                        cases["invariant (fields)"] = lambda f=f: invariant.tools_call(f(), False)
+                        cases["invariant (full trace)"] = lambda f=f: invariant.tools_call(
+                            f(), True
                         )
                 else:
-                    cases["by hand"] = lambda p=payload: hand_common_sampling(p)
-                    cases["policyc"] = lambda p=payload: policy.invoke_sync(
-                        "sampling-limits", "sampling/createMessage", "request", p
+                    cases["by hand"] = lambda f=f: hand_common_sampling(f())
+                    cases["policyc"] = lambda f=f: policy.invoke_sync(
+                        "sampling-limits", "sampling/createMessage", "request", f()
                     )
                     if cedar is not None:
-                        cases["cedar"] = lambda p=payload: cedar.sampling(p)
+                        cases["cedar"] = lambda f=f: cedar.sampling(f())
                     if invariant is not None:
-                        cases["invariant (fields)"] = lambda p=payload: invariant.sampling(p, False)
-                        cases["invariant (full trace)"] = lambda p=payload: invariant.sampling(
-                            p, True
-                        )
+                        cases["invariant (fields)"] = lambda f=f: invariant.sampling(f(), False)
+                        cases["invariant (full trace)"] = lambda f=f: invariant.sampling(f(), True)
                 # Not an engine: the part of policyc's time spent on the size
                 # and depth walk that every invoke does before any rule runs.
-                cases["(policyc's bounds walk alone)"] = lambda p=payload: check_bounds(
-                    p, Limits(), "bench"
+                cases["(policyc's bounds walk alone)"] = lambda f=f: check_bounds(
+                    f(), Limits(), "bench"
                 )
                 stats = self._measure(cases)
                 hand_ns = stats["by hand"].median_ns
                 ours_ns = stats["policyc"].median_ns
-                key = f"{size} {kind}"
+                key = f"{size} {kind} ({decision})"
                 out[key] = {}
                 for engine, s in stats.items():
                     rows.append(
@@ -817,9 +852,10 @@ class Bench:
         rows = []
         out: dict[str, Any] = {}
         for size, group in self.payloads.items():
+            pools = {kind: self.fresh(payload) for kind, payload in group.items()}
             cases = {
-                kind: (lambda p=payload: check_bounds(p, limits, "bench"))
-                for kind, payload in group.items()
+                kind: (lambda f=pool: check_bounds(f(), limits, "bench"))
+                for kind, pool in pools.items()
             }
             for kind, s in self._measure(cases).items():
                 rows.append([f"{size} {kind}", fmt_ns(s.median_ns)])
@@ -864,15 +900,16 @@ class Bench:
                 if policy.invoke_sync("terms", "tools/call", "request", hit).valid:
                     raise SystemExit("the probe should match the last rule")
 
-                absent = {"name": "search", "arguments": {}}
+                absent = self.fresh({"name": "search", "arguments": {}})
+                present = self.fresh(payload)
                 cases: dict[str, Callable[[], object]] = {
-                    "policyc": lambda p=payload, ps=policy: ps.invoke_sync(
-                        "terms", "tools/call", "request", p
+                    "policyc": lambda f=present, ps=policy: ps.invoke_sync(
+                        "terms", "tools/call", "request", f()
                     ),
                     # The same invoke with the field absent: no regex runs, so
                     # this is policyc's per-rule cost without any scanning.
                     "policyc, field absent": lambda ps=policy, a=absent: ps.invoke_sync(
-                        "terms", "tools/call", "request", a
+                        "terms", "tools/call", "request", a()
                     ),
                     "loop of re2 regexes": lambda t=text, rs=singles: [
                         i for i, r in enumerate(rs) if r.search(t)

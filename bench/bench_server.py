@@ -212,9 +212,12 @@ async def bench_stdio(impl: str, transport: str, rounds: int, total: int, window
         cpu_us = (_cpu_seconds(process.pid) - cpu_before) / total * 1e6
 
         start = time.perf_counter()
-        await client.send([_request(100_000 + k) for k in range(total)])
-        for _ in range(total):
-            await client.receive()
+        # Written from its own task: the server stops reading while its answers
+        # go unread (stdio backpressure), so writing all before reading would stall.
+        async with anyio.create_task_group() as writer:
+            writer.start_soon(client.send, [_request(100_000 + k) for k in range(total)])
+            for _ in range(total):
+                await client.receive()
         burst = total / (time.perf_counter() - start)
         assert process.stdin is not None
         await process.stdin.aclose()

@@ -3,7 +3,8 @@
 Layers form a diamond over ``wire`` (SEP types, no MCP import): on one side
 ``language`` (parse, check, format) and then ``compiler`` (lowering and
 evaluation); on the other ``chain`` and ``server``, which depend on ``wire``
-only. ``testing`` joins the compiler and the chain; ``authoring``,
+only. ``testing`` joins the compiler and the chain; ``interception`` (chain
+runs for MCP messages) stands on the chain; ``gateway``, ``authoring``,
 ``conformance`` and ``cli`` sit on top.
 """
 

@@ -1,8 +1,9 @@
 """The package's layers import one way only; this reads every module's imports.
 
 The layers form a diamond over ``wire``: ``language`` then ``compiler`` on one
-side, ``chain`` and ``server`` (wire only) on the other; ``testing`` joins the
-compiler and the chain, and ``authoring``, ``conformance`` and ``cli`` sit on top.
+side, ``chain`` and ``server`` (wire only) on the other. ``testing`` joins the
+compiler and the chain; ``interception`` (chain runs for MCP messages) sits on
+the chain, and ``gateway``, ``authoring``, ``conformance`` and ``cli`` on top.
 """
 
 from __future__ import annotations
@@ -22,6 +23,18 @@ ALLOWED = {
     "chain": {"wire", "chain", "__init__"},
     "testing": {"wire", "language", "compiler", "chain", "testing", "__init__"},
     "server": {"wire", "server", "__init__"},
+    # The interception core: MCP messages -> chain runs, shared by every host.
+    "interception": {"wire", "chain", "interception", "__init__"},
+    "gateway": {
+        "wire",
+        "language",
+        "compiler",
+        "chain",
+        "interception",
+        "server",
+        "gateway",
+        "__init__",
+    },
     # Editor and browser front ends over the checker and the in-process chain.
     "authoring": {"wire", "language", "compiler", "chain", "testing", "authoring", "__init__"},
     # The suite's data and, on top of everything, its runner.
@@ -43,6 +56,8 @@ ALLOWED = {
         "testing",
         "server",
         "conformance",
+        "interception",
+        "gateway",
         "authoring",
         "cli",
         "__init__",
@@ -52,6 +67,7 @@ ALLOWED = {
 FORBIDDEN_EXTERNAL = {
     "wire": {"mcp", "mcp_types", "lark", "click"},
     "language": {"mcp", "mcp_types"},
+    "interception": {"mcp", "mcp_types"},
 }
 
 

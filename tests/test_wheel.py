@@ -33,6 +33,9 @@ def test_wheel_ships_the_grammar_and_runs_from_elsewhere(tmp_path: Path) -> None
     names = zipfile.ZipFile(wheel).namelist()
     assert "policy_engine/grammar/policy.lark" in names
     assert "policy_engine/language/data/mcp_payloads.json" in names
+    assert "policy_engine/policies/secrets.policy" in names
+    assert "policy_engine/conformance/suite/manifest.json" in names
+    assert "policy_engine/conformance/behaviors/deny-all.policy" in names
     for asset in ("index.html", "app.js", "style.css", "examples.json", "example.policy"):
         assert f"policy_engine/authoring/playground/static/{asset}" in names
 
@@ -45,6 +48,8 @@ def test_wheel_ships_the_grammar_and_runs_from_elsewhere(tmp_path: Path) -> None
         "from policy_engine.language.grammar import grammar_path\n"
         "print(policy_engine.__file__)\n"
         "print(grammar_path())\n"
+        "from policy_engine.conformance.adapter import shipped_policies_dir\n"
+        "print(shipped_policies_dir())\n"
         "from policy_engine.cli.main import main\n"
         f"main(['check', {str(REPO / 'policies')!r}])\n"
     )
@@ -53,7 +58,8 @@ def test_wheel_ships_the_grammar_and_runs_from_elsewhere(tmp_path: Path) -> None
         [sys.executable, "-c", probe], cwd=elsewhere, env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    module_file, grammar = done.stdout.splitlines()[:2]
+    module_file, grammar, policies = done.stdout.splitlines()[:3]
     assert module_file.startswith(str(site))
     assert grammar == str(site / "policy_engine" / "grammar" / "policy.lark")
+    assert policies == str(site / "policy_engine" / "policies")
     assert "0 error(s)" in done.stderr

@@ -65,6 +65,14 @@ _CLOSE_GRACE_S = 5.0
 # The deadline of an invoke that names none: a hung server (or one answering
 # garbage) must not hold a message forever.
 DEFAULT_REMOTE_TIMEOUT_MS = 30_000
+# The messages of the errors that mean "no answer from the server at all".
+UNREACHABLE = "Interceptor server unreachable"
+CONNECTION_LOST = "Interceptor server connection lost"
+
+
+def is_connection_failure(error: InterceptorError) -> bool:
+    """Whether ``error`` says the server could not be reached, rather than what it answered."""
+    return error.message in (UNREACHABLE, CONNECTION_LOST) and "server" in (error.data or {})
 
 
 class _RawResult(BaseModel):
@@ -252,6 +260,15 @@ class RemoteProvider:
             },
         )
 
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Any request, answered with the server's raw result (without the MCP envelope keys).
+
+        For callers that must see exactly what the server put on the wire, such
+        as the conformance runner; an error reply raises ``InterceptorError``
+        with the server's code and data.
+        """
+        return await self._request(method, params)
+
     async def _request(
         self, method: str, params: dict[str, Any], invoke: InvokeParams | None = None
     ) -> dict[str, Any]:
@@ -272,7 +289,7 @@ class RemoteProvider:
             except _ConnectionLost as lost:
                 self._drop(conn)
                 if attempt == 2:
-                    raise self._failure("Interceptor server connection lost", str(lost)) from None
+                    raise self._failure(CONNECTION_LOST, str(lost)) from None
             except MCPError as err:
                 raise _as_interceptor_error(err) from None
         raise AssertionError("unreachable")
@@ -286,7 +303,7 @@ class RemoteProvider:
                 try:
                     conn = await self._tg.start(self._own_connection)
                 except Exception as err:
-                    raise self._failure("Interceptor server unreachable", _describe(err)) from None
+                    raise self._failure(UNREACHABLE, _describe(err)) from None
                 self._conn = conn
             return conn
 

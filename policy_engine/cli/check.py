@@ -13,6 +13,7 @@ from ..language.codes import CODES
 from ..language.diagnostics import render_github, render_sarif, render_text
 from ..language.pipeline import check_paths, expand_paths
 from .exit_codes import ExitCode
+from .source_options import source_limit_options, source_limits
 
 
 @click.command()
@@ -38,6 +39,7 @@ from .exit_codes import ExitCode
     metavar="CMD_OR_URL",
     help="Fetch this server's tools/list (a stdio command or an http(s) URL) to check against.",
 )
+@source_limit_options
 def check(
     paths: tuple[str, ...],
     output_format: str,
@@ -60,7 +62,7 @@ def check(
             sys.exit(ExitCode.USAGE)
     if server is not None:
         tools = _fetched(server)
-    result = check_paths(files, cap=max_diagnostics, tools=tools)
+    result = check_paths(files, cap=max_diagnostics, limits=source_limits(), tools=tools)
     diagnostics = result.diagnostics
     if output_format == "json":
         click.echo(json.dumps({"diagnostics": [d.to_json() for d in diagnostics]}, indent=2))

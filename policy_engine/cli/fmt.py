@@ -11,7 +11,9 @@ import click
 from ..language.diagnostics import SourceCache, render_text
 from ..language.formatter import format_source
 from ..language.pipeline import expand_paths
+from ..language.sources import decode_sources, read_sources
 from .exit_codes import ExitCode
+from .source_options import source_limit_options, source_limits
 
 
 @click.command()
@@ -20,13 +22,21 @@ from .exit_codes import ExitCode
     "--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a file would change."
 )
 @click.option("--diff", "show_diff", is_flag=True, help="Print a diff of the changes.")
+@source_limit_options
 def fmt(paths: tuple[str, ...], check_only: bool, show_diff: bool) -> None:
     """Format policy files (idempotent; comments are kept)."""
     changed: list[Path] = []
     broken = False
+    limits = source_limits()
     for path in expand_paths(paths):
-        original = path.read_text(encoding="utf-8")
-        outcome = format_source(original, str(path))
+        texts, problems = decode_sources(read_sources([path], limits), limits)
+        for d in problems:
+            click.echo(render_text(d, SourceCache()), err=True)
+        if problems:
+            broken = True
+            continue
+        original = texts[str(path)]
+        outcome = format_source(original, str(path), limits)
         if outcome.text is None:
             sources = SourceCache()
             sources.add(str(path), original)

@@ -16,11 +16,26 @@ _COMMANDS = {
     "eval": ("policy_engine.cli.eval", "eval_command", "Run one message through the chain."),
     "test": ("policy_engine.cli.test", "test", "Run the test blocks of a policy set."),
     "serve": ("policy_engine.cli.serve", "serve", "Serve policies as an MCP interceptor server."),
+    "gateway": (
+        "policy_engine.cli.gateway",
+        "gateway",
+        "Run policies on live MCP traffic between a client and its servers.",
+    ),
     "lsp": ("policy_engine.cli.lsp", "lsp", "Run the language server for editors (stdio)."),
     "playground": (
         "policy_engine.cli.playground",
         "playground",
         "Serve a local page to try policies on payloads.",
+    ),
+    "conformance": (
+        "policy_engine.cli.conformance",
+        "conformance",
+        "Run the SEP-2624 conformance fixtures against a server.",
+    ),
+    "conformance-adapter": (
+        "policy_engine.cli.conformance_adapter",
+        "conformance_adapter",
+        "Serve one fixture's interceptors (the reference adapter).",
     ),
 }
 

@@ -9,12 +9,15 @@ import click
 
 from ..compiler import Limits
 from ..compiler.bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
+from .source_options import source_limit_options, source_limits
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def limit_options(command: F) -> F:
-    """`--max-payload-bytes` and `--max-depth`: the bounds on evaluation work."""
+    """`--max-payload-bytes` and `--max-depth`: the bounds on evaluation work; and the
+    source limits (:func:`source_limit_options`)."""
+    command = source_limit_options(command)
     command = click.option(
         "--max-depth",
         type=click.IntRange(1),
@@ -32,4 +35,4 @@ def limit_options(command: F) -> F:
 
 
 def limits_from(max_payload_bytes: int, max_depth: int) -> Limits:
-    return Limits(max_bytes=max_payload_bytes, max_depth=max_depth)
+    return Limits(max_bytes=max_payload_bytes, max_depth=max_depth, source=source_limits())

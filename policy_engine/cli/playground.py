@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ..language.pipeline import expand_paths, read_sources
+from ..language.pipeline import expand_paths
 from .inputs import fail
 
 
@@ -31,7 +31,7 @@ def playground(paths: tuple[str, ...], port: int, host: str) -> None:
     if paths and not files:
         fail("no .policy files found")
     try:
-        sources = read_sources(files)
+        sources = {str(path): path.read_text(encoding="utf-8") for path in files}
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"cannot read the policy files: {exc}")
     extra = frozenset() if host in LOOPBACK_NAMES else frozenset({host})

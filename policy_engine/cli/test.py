@@ -7,9 +7,12 @@ import sys
 import anyio
 import click
 
+from ..compiler.bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 from ..testing import TestReport, run_tests
 from .exit_codes import ExitCode
 from .inputs import compile_or_exit
+from .options import limits_from
+from .source_options import source_limit_options
 
 
 def _render(report: TestReport, verbose: bool) -> list[str]:
@@ -43,6 +46,7 @@ def _render_coverage(report: TestReport) -> list[str]:
 @click.option("--threshold", type=float, help="Fail when rule coverage is below this percent.")
 @click.option("-k", "name_filter", help="Run only tests whose name contains this text.")
 @click.option("-v", "--verbose", is_flag=True, help="List every test, not only failures.")
+@source_limit_options
 def test(
     paths: tuple[str, ...],
     coverage: bool,
@@ -51,7 +55,7 @@ def test(
     verbose: bool,
 ) -> None:
     """Run the `test` blocks of a policy set through the in-process chain."""
-    policy_set = compile_or_exit(paths)
+    policy_set = compile_or_exit(paths, limits_from(DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH))
     report = anyio.run(run_tests, policy_set, name_filter)
     for line in _render(report, verbose):
         click.echo(line)

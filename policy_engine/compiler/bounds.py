@@ -8,10 +8,11 @@ and every comparison with NaN is false, so a `>` rule would let one through.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import isfinite
 from typing import Any
 
+from ..language.limits import SourceLimits
 from ..language.path_syntax import format_location
 from ..wire.errors import InterceptorError, invalid_params
 
@@ -23,6 +24,8 @@ DEFAULT_MAX_DEPTH = 64
 class Limits:
     max_bytes: int = DEFAULT_MAX_BYTES
     max_depth: int = DEFAULT_MAX_DEPTH
+    # What checking the policy files may cost (language/limits.py).
+    source: SourceLimits = field(default_factory=SourceLimits)
 
 
 def payload_too_large(interceptor: str, limits: Limits) -> InterceptorError:
@@ -47,23 +50,41 @@ def check_bounds(payload: Any, limits: Limits, interceptor: str) -> int:
     """The payload's estimated size in bytes; -32602 when it is too big or too deep.
 
     Sizes are estimated from the JSON text they would take (strings by length,
-    other scalars small)."""
+    other scalars small). A container's plain children are counted where it
+    is visited (only containers go on the stack): this walk runs on every
+    message, and most values are strings.
+    """
     budget = limits.max_bytes
+    max_depth = limits.max_depth
     stack: list[tuple[Any, int]] = [(payload, 1)]
+    push = stack.append
     while stack:
         value, depth = stack.pop()
-        if isinstance(value, dict):
-            if depth > limits.max_depth:
+        kind = type(value)
+        if kind is dict or kind is list or isinstance(value, dict | list):
+            if depth > max_depth:
                 raise payload_too_deep(interceptor, limits)
             budget -= 2 + len(value)
-            for key, item in value.items():
-                budget -= len(key) + 3
-                stack.append((item, depth + 1))
-        elif isinstance(value, list):
-            if depth > limits.max_depth:
-                raise payload_too_deep(interceptor, limits)
-            budget -= 2 + len(value)
-            stack.extend((item, depth + 1) for item in value)
+            if isinstance(value, dict):
+                budget -= 3 * len(value) + sum(map(len, value))
+                items = value.values()
+            else:
+                items = value
+            below = depth + 1
+            for item in items:
+                kind = type(item)
+                if kind is str:
+                    budget -= len(item) + 2
+                elif kind is dict or kind is list:
+                    push((item, below))
+                elif kind is int or kind is bool or item is None:
+                    budget -= 5
+                elif kind is float:
+                    budget -= 5
+                    if not isfinite(item):
+                        raise non_finite(interceptor, "payload", payload)
+                else:
+                    push((item, below))
         elif isinstance(value, str):
             budget -= len(value) + 2
         else:

@@ -43,6 +43,9 @@ class EvalContext:
     context: dict[str, Any]
     # Per-invoke scan results shared by the `matches` rules of a group.
     memo: dict[int, Any] = field(default_factory=dict)
+    # How much a mutator changed the payload's bounds estimate (see bounds.py);
+    # None once a change is not a string for a string or a scalar.
+    size_delta: int | None = 0
 
 
 OperandFn = Callable[[EvalContext], list[Candidate]]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..language import ast
 from ..language.path_syntax import format_location
@@ -25,7 +25,7 @@ from .conditions import (
     compile_operand,
 )
 from .jsonpath import KEEP, REMOVE, CompiledPath
-from .matchers import TextMatcher, pattern_specs
+from .matchers import Hit, TextMatcher, pattern_specs
 from .trace import RuleEvent, RuleRef, Trace, elapsed_ms
 
 DEFAULT_REDACTION = "[REDACTED]"
@@ -35,6 +35,41 @@ DEFAULT_TRUNCATION = "..."
 
 Counts = dict[str, int]
 Transform = Callable[[Any, Counts], Any]
+HitTable = dict[str, list[Hit]]
+
+
+@dataclass(frozen=True)
+class PatternRewrite:
+    """A `matching` rule: every hit of ``matcher`` in a string becomes ``make(text, label)``.
+
+    The hits of all the strings a rule reaches are found in one scan before
+    the update walks the payload (``TextMatcher.hits_many``).
+    """
+
+    matcher: TextMatcher
+    make: Callable[[str, str], str]
+
+    def table(self, values: Iterable[Any]) -> HitTable:
+        texts = strings_in(values)
+        return dict(zip(texts, self.matcher.hits_many(texts), strict=True))
+
+    def apply(
+        self, value: Any, table: HitTable, counts: Counts, growth: list[int] | None = None
+    ) -> Any:
+        """``value`` rewritten; ``growth[0]`` gains how many characters that added."""
+
+        def rewrite(text: str) -> str:
+            hits = table.get(text)
+            if hits is None:
+                hits = list(self.matcher.hits(text))
+            if not hits:
+                return text
+            new = substitute(text, hits, self.make, counts)
+            if growth is not None:
+                growth[0] += len(new) - len(text)
+            return new
+
+        return map_strings(value, rewrite)
 
 
 def stable_tag(text: str) -> str:
@@ -77,13 +112,34 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
     return value
 
 
+def strings_in(values: Iterable[Any]) -> list[str]:
+    """Every distinct string under ``values``, in first-seen order."""
+    out: dict[str, None] = {}
+    stack = list(values)[::-1]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            out[value] = None
+        elif isinstance(value, list):
+            stack.extend(reversed(value))
+        elif isinstance(value, dict):
+            stack.extend(reversed(value.values()))
+    return list(out)
+
+
 def substitute(
-    text: str, matcher: TextMatcher, make: Callable[[str, str], str], counts: Counts
+    text: str,
+    hits: TextMatcher | Iterable[Hit],
+    make: Callable[[str, str], str],
+    counts: Counts,
 ) -> str:
-    """Rebuild ``text`` with every hit replaced by ``make(matched_text, label)``."""
+    """Rebuild ``text`` with every hit (found by ``hits`` if a matcher) replaced by
+    ``make(matched_text, label)``."""
+    if isinstance(hits, TextMatcher):
+        hits = hits.hits(text)
     pieces: list[str] = []
     last = 0
-    for hit in matcher.hits(text):
+    for hit in hits:
         pieces.append(text[last : hit.start])
         pieces.append(make(text[hit.start : hit.end], hit.label))
         counts[hit.label] = counts.get(hit.label, 0) + 1
@@ -114,6 +170,7 @@ class CompiledMutation:
     source: str = "$"
     set_value: OperandFn | None = None
     is_set: bool = False
+    rewrite: PatternRewrite | None = None
 
     def applies(self, ctx: EvalContext) -> bool:
         if self.guard is None:
@@ -132,15 +189,27 @@ class CompiledMutation:
         if self.is_set:
             return self._set(ctx, events)
         transform = self.transform
+        rewrite = self.rewrite
+        growth = [0]
+        if rewrite is not None:
+            table = rewrite.table(value for value, _ in self.path.find(payload))
+            if not any(table.values()):
+                return payload, 0
+            transform = lambda value, counts: rewrite.apply(  # noqa: E731
+                value, table, counts, growth
+            )
 
         def update(value: Any, location: tuple[str | int, ...]) -> Any:
             if transform is None:
                 if events is not None:
                     events.append(RuleEvent(self.ref, format_location(location), before=value))
+                ctx.size_delta = None
                 return REMOVE
             new = transform(value, pattern_counts)
             if _json_equal_fast(new, value):
                 return KEEP
+            if rewrite is None and ctx.size_delta is not None:
+                ctx.size_delta = _size_change(value, new, ctx.size_delta)
             if events is not None:
                 for where, old_leaf, new_leaf in changed_leaves(value, new, location):
                     events.append(
@@ -148,10 +217,14 @@ class CompiledMutation:
                     )
             return new
 
-        return self.path.update(payload, update)
+        after, changed = self.path.update(payload, update)
+        if rewrite is not None and ctx.size_delta is not None:
+            ctx.size_delta += growth[0]
+        return after, changed
 
     def _set(self, ctx: EvalContext, events: list[RuleEvent] | None) -> tuple[Any, int]:
         assert self.set_value is not None
+        ctx.size_delta = None
         payload = ctx.payload
         candidates = self.set_value(ctx)
         if not candidates:
@@ -167,40 +240,47 @@ class CompiledMutation:
         return after, changed
 
 
-def _value_transform(rule: ast.MutatorRule, env: CompileEnv) -> Transform | None:
+def pattern_rewrite(rule: ast.MutatorRule, env: CompileEnv) -> PatternRewrite | None:
+    """The rewrite of a `redact`, `mask` or `hash` rule with `matching`, else None."""
     patterns = getattr(rule, "patterns", ())
-    matcher = TextMatcher(pattern_specs(patterns, env.patterns)) if patterns else None
-    if isinstance(rule, ast.Remove):
+    if not patterns:
         return None
+    matcher = TextMatcher(pattern_specs(patterns, env.patterns))
     if isinstance(rule, ast.Redact):
-        if matcher is None:
-            replacement = rule.replacement if rule.replacement is not None else DEFAULT_REDACTION
-            return lambda value, counts: replacement
         template = rule.replacement if rule.replacement is not None else DEFAULT_PATTERN_REDACTION
-        return lambda value, counts: map_strings(
-            value,
-            lambda s: substitute(s, matcher, lambda m, label: _fill(template, label, m), counts),
-        )
+        if "{length}" in template:
+            return PatternRewrite(matcher, lambda m, label: _fill(template, label, m))
+        filled = {spec.label: _fill(template, spec.label, "") for spec in matcher.specs}
+        return PatternRewrite(matcher, lambda m, label: filled[label])
     if isinstance(rule, ast.Mask):
         keep = int(rule.keep or 0)
         mask = rule.replacement if rule.replacement is not None else DEFAULT_MASK
-        if matcher is None:
-
-            def mask_value(value: Any, counts: Counts) -> Any:
-                text = _as_text(value)
-                masked = _mask(text, keep, mask)
-                return value if masked == text else masked
-
-            return mask_value
-        return lambda value, counts: map_strings(
-            value, lambda s: substitute(s, matcher, lambda m, label: _mask(m, keep, mask), counts)
-        )
+        return PatternRewrite(matcher, lambda m, label: _mask(m, keep, mask))
     if isinstance(rule, ast.Hash):
-        if matcher is None:
-            return lambda value, counts: stable_tag(_canonical_text(value))
-        return lambda value, counts: map_strings(
-            value, lambda s: substitute(s, matcher, lambda m, label: stable_tag(m), counts)
-        )
+        return PatternRewrite(matcher, lambda m, label: stable_tag(m))
+    return None
+
+
+def _value_transform(rule: ast.MutatorRule, rewrite: PatternRewrite | None) -> Transform | None:
+    if rewrite is not None:
+        return lambda value, counts: rewrite.apply(value, {}, counts)
+    if isinstance(rule, ast.Remove):
+        return None
+    if isinstance(rule, ast.Redact):
+        replacement = rule.replacement if rule.replacement is not None else DEFAULT_REDACTION
+        return lambda value, counts: replacement
+    if isinstance(rule, ast.Mask):
+        keep = int(rule.keep or 0)
+        mask = rule.replacement if rule.replacement is not None else DEFAULT_MASK
+
+        def mask_value(value: Any, counts: Counts) -> Any:
+            text = _as_text(value)
+            masked = _mask(text, keep, mask)
+            return value if masked == text else masked
+
+        return mask_value
+    if isinstance(rule, ast.Hash):
+        return lambda value, counts: stable_tag(_canonical_text(value))
     if isinstance(rule, ast.Truncate):
         limit = int(rule.length)
         suffix = rule.replacement if rule.replacement is not None else DEFAULT_TRUNCATION
@@ -232,8 +312,15 @@ def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> Co
             compile_operand(rule.value, env),
             True,
         )
+    rewrite = pattern_rewrite(rule, env)
     return CompiledMutation(
-        ref, path, compiled_guard, unless, _value_transform(rule, env), rule.path.source
+        ref,
+        path,
+        compiled_guard,
+        unless,
+        _value_transform(rule, rewrite),
+        rule.path.source,
+        rewrite=rewrite,
     )
 
 
@@ -256,8 +343,34 @@ def changed_leaves(
     return [] if old == new else [(location, old, new)]
 
 
+_SCALARS = (int, float, bool, type(None))
+
+
+def _size_change(old: Any, new: Any, delta: int) -> int | None:
+    """``delta`` plus what replacing ``old`` by ``new`` adds to the bounds estimate.
+
+    Only a string taking the place of a string or a scalar is followed (the
+    common redaction); anything else returns None, and the output is walked.
+    """
+    if type(new) is not str:
+        return None
+    if type(old) is str:
+        return delta + len(new) - len(old)
+    if type(old) in _SCALARS:
+        return delta + len(new) + 2 - 5
+    return None
+
+
 def _json_equal_fast(a: Any, b: Any) -> bool:
     return a is b or (type(a) is type(b) and a == b)
+
+
+class RuleGroup(Protocol):
+    """Rules run as a unit (see rewrite_groups.py): each changing member and its count."""
+
+    def apply(
+        self, ctx: EvalContext, pattern_counts: Counts, events: list[RuleEvent] | None
+    ) -> list[tuple[CompiledMutation, int]]: ...
 
 
 def run_mutator(
@@ -266,11 +379,20 @@ def run_mutator(
     ctx: EvalContext,
     trace: Trace | None,
     started: float,
+    plan: list[CompiledMutation | RuleGroup] | None = None,
 ) -> MutationResult:
+    """Apply the rules in order; ``plan`` (the same rules, some grouped) when not tracing."""
     original = ctx.payload
     info_rules: Counts = {}
     info_patterns: Counts = {}
-    for mutation in mutations:
+    steps: list[CompiledMutation | RuleGroup] = (
+        plan if plan is not None and trace is None else list(mutations)
+    )
+    for mutation in steps:
+        if not isinstance(mutation, CompiledMutation):
+            for member, count in mutation.apply(ctx, info_patterns, None):
+                info_rules[member.ref.code] = info_rules.get(member.ref.code, 0) + count
+            continue
         if trace is not None:
             trace.evaluated.append(mutation.ref)
         if not mutation.applies(ctx):

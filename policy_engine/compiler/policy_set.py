@@ -19,6 +19,7 @@ from ..language import ast
 from ..language.diagnostics import Diagnostic, SourceCache, render_text
 from ..language.model import PolicySetModel, ResolvedInterceptor
 from ..language.pipeline import CheckResult, check_paths, check_sources
+from ..language.sources import SourceInput
 from ..wire import (
     InterceptorDescriptor,
     InvocationContext,
@@ -39,7 +40,8 @@ from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
 from .jsonpath import PayloadTooDeep
 from .match_groups import build_match_groups
-from .mutators import CompiledMutation, compile_mutation, run_mutator
+from .mutators import CompiledMutation, RuleGroup, compile_mutation, run_mutator
+from .rewrite_groups import group_rewrites
 from .trace import RuleRef, Trace
 from .validators import CompiledCheck, compile_check, run_validator
 
@@ -71,6 +73,8 @@ class CompiledInterceptor:
     resolved: ResolvedInterceptor
     checks: list[CompiledCheck] = field(default_factory=list)
     mutations: list[CompiledMutation] = field(default_factory=list)
+    # The mutations as run (untraced): `matching` rules on one path grouped.
+    plan: list[CompiledMutation | RuleGroup] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -97,6 +101,7 @@ def compile_interceptor(resolved: ResolvedInterceptor, env: CompileEnv) -> Compi
             compiled.checks.append(compile_check(core, ref, env))
         else:
             compiled.mutations.append(compile_mutation(core, ref, env))
+    compiled.plan = list(group_rewrites(compiled.mutations))
     return compiled
 
 
@@ -140,6 +145,7 @@ class PolicySet:
             )
         else:
             result = self._evaluate(interceptor, ctx, None)
+        self._bound_output(result, ctx, size)
         limit = params.timeout_ms
         if limit is not None and result.duration_ms is not None and result.duration_ms > limit:
             raise timed_out(params.name, limit, params.phase)
@@ -162,8 +168,10 @@ class PolicySet:
         trace: Trace | None = None,
     ) -> ValidationResult | MutationResult:
         """Run one interceptor exactly as `interceptor/invoke` would, without a round trip."""
-        interceptor, ctx, _ = self._prepare(name, event, phase, payload, config, context)
-        return self._evaluate(interceptor, ctx, trace)
+        interceptor, ctx, size = self._prepare(name, event, phase, payload, config, context)
+        result = self._evaluate(interceptor, ctx, trace)
+        self._bound_output(result, ctx, size)
+        return result
 
     def _prepare(
         self,
@@ -191,11 +199,14 @@ class PolicySet:
         return interceptor, EvalContext(payload, event, phase, params, context or {}), size
 
     def _bounded_size(self, payload: Any, name: str) -> int:
-        """The payload's size after the bounds check, walked once per payload object.
+        """The payload's size after the bounds check, walked once per chain run.
 
-        A chain hands the same payload object to every validator of a set, so
-        the walk (milliseconds on a megabyte) is not repeated for each of them.
-        Payloads are never changed in place here (mutators copy on write).
+        A chain hands the same payload object to every validator of a set, and
+        a mutator's output to the next interceptor; the last payload bounded
+        (or produced, see `_bound_output`) is remembered, so the walk
+        (milliseconds on a megabyte) is not repeated for each interceptor.
+        Payloads are never changed in place here (mutators copy on write); a
+        caller that changes one in place between invokes must pass a copy.
         """
         last = self._last_bounded
         if last is not None and last[0] is payload:
@@ -203,6 +214,21 @@ class PolicySet:
         size = check_bounds(payload, self.limits, name)
         self._last_bounded = (payload, size)
         return size
+
+    def _bound_output(
+        self, result: ValidationResult | MutationResult, ctx: EvalContext, size: int
+    ) -> None:
+        """Remember a mutator's output as bounded when its size follows from the input's.
+
+        Rewriting strings with strings changes the estimate by the length
+        difference and never the depth; any other change leaves the output
+        to be walked by whoever invokes with it next.
+        """
+        if not isinstance(result, MutationResult) or not result.modified:
+            return
+        delta = ctx.size_delta
+        if delta is not None and size + delta <= self.limits.max_bytes:
+            self._last_bounded = (result.payload, size + delta)
 
     @staticmethod
     def _evaluate(
@@ -213,7 +239,7 @@ class PolicySet:
         try:
             if interceptor.resolved.is_validator:
                 return run_validator(name, interceptor.checks, ctx, trace, started)
-            return run_mutator(name, interceptor.mutations, ctx, trace, started)
+            return run_mutator(name, interceptor.mutations, ctx, trace, started, interceptor.plan)
         except InterceptorError:
             raise
         except (PayloadTooDeep, RecursionError) as exc:
@@ -230,9 +256,10 @@ def compile_model(result: CheckResult, limits: Limits | None = None) -> PolicySe
 
 def compile_policies(paths: Iterable[str | Path], limits: Limits | None = None) -> PolicySet:
     """Check and compile `.policy` files and directories; raise CompileError on errors."""
-    return compile_model(check_paths(paths), limits)
+    return compile_model(check_paths(paths, limits=limits.source if limits else None), limits)
 
 
-def compile_sources(sources: dict[str, str], limits: Limits | None = None) -> PolicySet:
-    """Like `compile_policies`, from in-memory text keyed by file name."""
-    return compile_model(check_sources(sources), limits)
+def compile_sources(sources: Mapping[str, SourceInput], limits: Limits | None = None) -> PolicySet:
+    """Like `compile_policies`, from in-memory text (or bytes) keyed by file name."""
+    source_limits = limits.source if limits else None
+    return compile_model(check_sources(sources, limits=source_limits), limits)

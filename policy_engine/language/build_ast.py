@@ -6,23 +6,30 @@ import dataclasses
 import json
 from typing import Any, TypeVar, cast
 
-from lark import Token, Transformer, Tree, v_args
+from lark import Token, Transformer_NonRecursive, Tree, v_args
 from lark.tree import Meta
 
 from . import ast
 from .diagnostics import Span
+from .limits import DEFAULT_MAX_NESTING, MAX_NESTING_CEILING
 
 R = TypeVar("R", bound=ast.Rule)
 
 
 class AstBuildError(Exception):
-    """A literal that parses but cannot be decoded (a bad escape in a string)."""
+    """Text that parses but cannot be built: a bad escape (E005), too deep a nesting (E008)."""
 
-    def __init__(self, message: str, span: Span, help: str | None = None) -> None:
+    def __init__(
+        self, message: str, span: Span, help: str | None = None, code: str = "E005"
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.span = span
         self.help = help
+        self.code = code
+
+
+_N = TypeVar("_N")
 
 
 def _tokens(children: list[Any]) -> list[Token]:
@@ -30,12 +37,45 @@ def _tokens(children: list[Any]) -> list[Token]:
 
 
 @v_args(meta=True)
-class AstBuilder(Transformer[Token, Any]):
-    """One method per grammar rule or alias; each returns an AST node or a plain value."""
+class AstBuilder(Transformer_NonRecursive[Token, Any]):
+    """One method per grammar rule or alias; each returns an AST node or a plain value.
 
-    def __init__(self, file: str) -> None:
+    Non-recursive, so a 10,000-term `and` (a left-leaning tree that deep) builds;
+    nesting that stays nested in the AST (`not not ...`, lists in lists) is
+    measured bottom-up and refused past ``max_nesting`` (E008), since later
+    stages walk it recursively.
+    """
+
+    def __init__(self, file: str, max_nesting: int = DEFAULT_MAX_NESTING) -> None:
         super().__init__(visit_tokens=False)
         self.file = file
+        self.max_nesting = max_nesting
+        # id -> (depth, node); holding the node keeps its id from being reused.
+        self._depth: dict[int, tuple[int, Any]] = {}
+
+    def _nested(self, node: _N, meta: Meta, kind: str, *inner: Any) -> _N:
+        """Record ``node`` one level deeper than the deepest of ``inner``; refuse too deep."""
+        return self._record(node, meta, kind, 1 + max(map(self._depth_of, inner), default=0))
+
+    def _record(self, node: _N, meta: Meta, kind: str, depth: int) -> _N:
+        if depth > self.max_nesting:
+            raise AstBuildError(
+                f"{kind} nests deeper than the limit of {self.max_nesting} levels",
+                self._span(meta),
+                "split it into simpler rules or values, or raise the limit with "
+                f"`--max-nesting` (at most {MAX_NESTING_CEILING})",
+                code="E008",
+            )
+        self._depth[id(node)] = (depth, node)
+        return node
+
+    def _depth_of(self, node: Any) -> int:
+        known = self._depth.get(id(node))
+        return 0 if known is None else known[0]
+
+    def _same_depth(self, node: _N, inner: Any) -> _N:
+        self._depth[id(node)] = (self._depth_of(inner), node)
+        return node
 
     # -- helpers -------------------------------------------------------------
 
@@ -372,25 +412,36 @@ class AstBuilder(Transformer[Token, Any]):
     # -- conditions ----------------------------------------------------------
 
     def or_(self, meta: Meta, children: list[Any]) -> ast.Or:
-        left, right = children
-        operands = (*left.operands, right) if isinstance(left, ast.Or) else (left, right)
-        return ast.Or(operands, span=self._span(meta))
+        operands, depth = self._flat(ast.Or, children)
+        return self._record(ast.Or(operands, span=self._span(meta)), meta, "condition", depth)
 
     def and_(self, meta: Meta, children: list[Any]) -> ast.And:
-        left, right = children
-        operands = (*left.operands, right) if isinstance(left, ast.And) else (left, right)
-        return ast.And(operands, span=self._span(meta))
+        operands, depth = self._flat(ast.And, children)
+        return self._record(ast.And(operands, span=self._span(meta)), meta, "condition", depth)
+
+    def _flat(self, kind: type, children: list[Any]) -> tuple[tuple[Any, ...], int]:
+        """A chain's operands, with a parenthesized chain of the same kind in front spliced in
+        (`(a and b) and c` is one `and`); and the depth of the node they make."""
+        first, *rest = children
+        depth = 1 + max(map(self._depth_of, rest))
+        if isinstance(first, kind):
+            return (*first.operands, *rest), max(self._depth_of(first), depth)  # type: ignore[attr-defined]
+        return tuple(children), max(depth, 1 + self._depth_of(first))
 
     def not_(self, meta: Meta, children: list[Any]) -> ast.Not:
-        return ast.Not(children[0], span=self._span(meta))
+        return self._nested(
+            ast.Not(children[0], span=self._span(meta)), meta, "condition", children[0]
+        )
 
     def compare(self, meta: Meta, children: list[Any]) -> ast.Compare:
         quantifier, left, op, right = children
-        return ast.Compare(str(op), left, right, quantifier, span=self._span(meta))  # type: ignore[arg-type]
+        node = ast.Compare(str(op), left, right, quantifier, span=self._span(meta))  # type: ignore[arg-type]
+        return self._nested(node, meta, "condition", left, right)
 
     def matches(self, meta: Meta, children: list[Any]) -> ast.Matches:
         quantifier, subject, pattern = children
-        return ast.Matches(subject, pattern, quantifier, span=self._span(meta))
+        node = ast.Matches(subject, pattern, quantifier, span=self._span(meta))
+        return self._nested(node, meta, "condition", subject)
 
     def not_matches(self, meta: Meta, children: list[Any]) -> ast.Matches:
         quantifier, subject, pattern = children
@@ -398,7 +449,8 @@ class AstBuilder(Transformer[Token, Any]):
 
     def like(self, meta: Meta, children: list[Any]) -> ast.Like:
         quantifier, subject, globs = children
-        return ast.Like(subject, globs, quantifier, span=self._span(meta))
+        node = ast.Like(subject, globs, quantifier, span=self._span(meta))
+        return self._nested(node, meta, "condition", subject)
 
     def not_like(self, meta: Meta, children: list[Any]) -> ast.Like:
         quantifier, subject, globs = children
@@ -410,15 +462,18 @@ class AstBuilder(Transformer[Token, Any]):
 
     def in_(self, meta: Meta, children: list[Any]) -> ast.In:
         quantifier, subject, container = children
-        return ast.In(subject, container, False, quantifier, span=self._span(meta))
+        node = ast.In(subject, container, False, quantifier, span=self._span(meta))
+        return self._nested(node, meta, "condition", subject, container)
 
     def not_in(self, meta: Meta, children: list[Any]) -> ast.In:
         quantifier, subject, container = children
-        return ast.In(subject, container, True, quantifier, span=self._span(meta))
+        node = ast.In(subject, container, True, quantifier, span=self._span(meta))
+        return self._nested(node, meta, "condition", subject, container)
 
     def is_type(self, meta: Meta, children: list[Any]) -> ast.IsType:
         quantifier, subject, type_name = children
-        return ast.IsType(subject, type_name, quantifier, span=self._span(meta))
+        node = ast.IsType(subject, type_name, quantifier, span=self._span(meta))
+        return self._nested(node, meta, "condition", subject)
 
     def exists(self, meta: Meta, children: list[Any]) -> ast.Exists:
         return ast.Exists(self._path(children[0]), span=self._span(meta))
@@ -451,7 +506,8 @@ class AstBuilder(Transformer[Token, Any]):
 
     def call(self, meta: Meta, children: list[Any]) -> ast.Call:
         function, argument = children
-        return ast.Call(function, argument, span=self._span(meta))
+        node = ast.Call(function, argument, span=self._span(meta))
+        return self._nested(node, meta, "function call", argument)
 
     def glob_one(self, meta: Meta, children: list[Any]) -> tuple[str, ...]:
         return (self._string(children[0]),)
@@ -483,19 +539,23 @@ class AstBuilder(Transformer[Token, Any]):
         return ast.Literal_(None, span=self._span(meta))
 
     def list_literal(self, meta: Meta, children: list[Any]) -> ast.Literal_:
-        items = tuple(c.value for c in children if c is not None)
-        return ast.Literal_(items, span=self._span(meta))
+        present = [c for c in children if c is not None]
+        node = ast.Literal_(tuple(c.value for c in present), span=self._span(meta))
+        return self._nested(node, meta, "list", *present)
 
     def json_object(self, meta: Meta, children: list[Any]) -> ast.Literal_:
         members = [c for c in children if c is not None]
-        return ast.Literal_({k: v for k, v in members}, span=self._span(meta))
+        node = ast.Literal_({k: v for k, v in members}, span=self._span(meta))
+        return self._nested(node, meta, "JSON value", *members)
 
     def json_member(self, meta: Meta, children: list[Any]) -> tuple[str, Any]:
         key, value = children
-        return self._string(key), _plain(value)
+        return self._same_depth((self._string(key), _plain(value)), value)
 
     def json_array(self, meta: Meta, children: list[Any]) -> ast.Literal_:
-        return ast.Literal_([_plain(c) for c in children if c is not None], span=self._span(meta))
+        present = [c for c in children if c is not None]
+        node = ast.Literal_([_plain(c) for c in present], span=self._span(meta))
+        return self._nested(node, meta, "JSON value", *present)
 
     # -- tests ---------------------------------------------------------------
 
@@ -597,5 +657,7 @@ class _Keep:
         self.count = count
 
 
-def build(tree: Tree[Token], file: str) -> tuple[ast.Item, ...]:
-    return cast(tuple[ast.Item, ...], AstBuilder(file).transform(tree))
+def build(
+    tree: Tree[Token], file: str, max_nesting: int = DEFAULT_MAX_NESTING
+) -> tuple[ast.Item, ...]:
+    return cast(tuple[ast.Item, ...], AstBuilder(file, max_nesting).transform(tree))

@@ -1,6 +1,6 @@
 """The catalogue of diagnostic codes: stable identifiers with one-line titles.
 
-E0xx syntax, E1xx names, E2xx values and types, W3xx lints. Codes never change
+E0xx syntax and source limits, E1xx names, E2xx values and types, W3xx lints. Codes never change
 meaning once released; docs/diagnostics.md explains each with an example.
 """
 
@@ -14,6 +14,10 @@ CODES: dict[str, str] = {
     "E005": "invalid escape in a string",
     "E006": "unknown statement",
     "E007": "unexpected top-level item",
+    "E008": "nesting too deep",
+    "E009": "policy file too large",
+    "E010": "too many rules",
+    "E011": "policy file cannot be read",
     "E101": "unknown event",
     "E102": "duplicate interceptor name",
     "E103": "unknown pattern",

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from . import ast
 from .diagnostics import Diagnostic, Span
+from .limits import SourceLimits
 from .parser import parse_source
 
 __all__ = [
@@ -54,9 +55,11 @@ class FormatOutcome:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def format_source(text: str, file: str = "<string>") -> FormatOutcome:
+def format_source(
+    text: str, file: str = "<string>", limits: SourceLimits | None = None
+) -> FormatOutcome:
     """Parse then format; a file that does not parse is reported, never guessed at."""
-    outcome = parse_source(text, file)
+    outcome = parse_source(text, file, limits)
     if outcome.file is None:
         return FormatOutcome(None, outcome.diagnostics)
     return FormatOutcome(format_policy(outcome.file), outcome.diagnostics)

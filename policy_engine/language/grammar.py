@@ -31,6 +31,72 @@ def grammar_path() -> Path:
 
 _comment_sink: ContextVar[list[Token] | None] = ContextVar("comment_sink", default=None)
 
+# Keywords that start a rule, and `expect`, whose `allow`/`deny` is not one.
+RULE_KEYWORDS = (
+    "DENY",
+    "WARN",
+    "INFO",
+    "ALLOW",
+    "LIMIT",
+    "REDACT",
+    "MASK",
+    "HASH",
+    "SET",
+    "REMOVE",
+    "TRUNCATE",
+)
+
+
+class TooManyRules(Exception):
+    """Raised from the lexer once a file certainly holds more rules than allowed."""
+
+    def __init__(self, token: Token) -> None:
+        super().__init__(str(token))
+        self.token = token
+
+
+class _RuleBudget:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.seen = 0
+
+    def rule(self, token: Token) -> Token:
+        self.seen += 1
+        if self.seen > self.limit:
+            raise TooManyRules(token)
+        return token
+
+    def expect(self, token: Token) -> Token:
+        self.seen -= 1  # `expect allow` / `expect deny` lex as rule keywords
+        return token
+
+
+_rule_budget: ContextVar[_RuleBudget | None] = ContextVar("rule_budget", default=None)
+
+
+def _on_rule_keyword(token: Token) -> Token:
+    budget = _rule_budget.get()
+    return token if budget is None else budget.rule(token)
+
+
+def _on_expect(token: Token) -> Token:
+    budget = _rule_budget.get()
+    return token if budget is None else budget.expect(token)
+
+
+@contextmanager
+def counting_rules(limit: int) -> Iterator[None]:
+    """Stop lexing as soon as more than ``limit`` rules are certain (a lower bound).
+
+    A file of a million rules is refused after the first ``limit`` of them are
+    lexed, instead of after parsing all of it.
+    """
+    reset = _rule_budget.set(_RuleBudget(limit))
+    try:
+        yield
+    finally:
+        _rule_budget.reset(reset)
+
 
 def _on_comment(token: Token) -> Token:
     sink = _comment_sink.get()
@@ -58,7 +124,11 @@ def parser() -> Lark:
         lexer="contextual",
         propagate_positions=True,
         maybe_placeholders=True,
-        lexer_callbacks={"COMMENT": _on_comment},
+        lexer_callbacks={
+            "COMMENT": _on_comment,
+            "EXPECT": _on_expect,
+            **{keyword: _on_rule_keyword for keyword in RULE_KEYWORDS},
+        },
         # lark keys its cache file on the grammar text, options and its own
         # version, so a stale table is never used; it saves ~0.2 s per run.
         cache=True,

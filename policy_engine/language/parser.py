@@ -22,7 +22,8 @@ from lark.exceptions import (
 from . import ast
 from .build_ast import AstBuildError, build
 from .diagnostics import Diagnostic, Severity, Span
-from .grammar import collecting_comments, parser
+from .grammar import TooManyRules, collecting_comments, counting_rules, parser
+from .limits import SourceLimits
 
 STATEMENT_KEYWORDS = (
     "on",
@@ -78,14 +79,27 @@ _TERMINAL_WORDS = {
 class ParseOutcome:
     file: ast.PolicyFile | None
     diagnostics: tuple[Diagnostic, ...]
+    rules: int = 0
+    rules_exceeded: bool = False
 
 
-def parse_source(text: str, file: str = "<string>") -> ParseOutcome:
-    """Parse one file. On failure the outcome has no AST, and a diagnostic per broken block."""
+def parse_source(
+    text: str, file: str = "<string>", limits: SourceLimits | None = None, *, rules_before: int = 0
+) -> ParseOutcome:
+    """Parse one file. On failure the outcome has no AST, and a diagnostic per broken block.
+
+    ``rules_before`` rules were already read from other files of the set; the
+    limit on rules counts the whole set (E010).
+    """
+    limits = limits or SourceLimits()
+    budget = limits.max_rules - rules_before
     try:
-        with collecting_comments() as comment_tokens:
+        with collecting_comments() as comment_tokens, counting_rules(budget):
             tree = parser().parse(text)
-        items = build(tree, file)
+        items = build(tree, file, limits.max_nesting)
+    except TooManyRules as stopped:
+        span = _token_span(file, stopped.token)
+        return ParseOutcome(None, (_too_many_rules(span, limits),), rules_exceeded=True)
     except UnexpectedInput as exc:
         return ParseOutcome(None, tuple(_syntax_errors(text, file, exc)))
     except VisitError as wrapped:
@@ -94,14 +108,35 @@ def parse_source(text: str, file: str = "<string>") -> ParseOutcome:
         if not isinstance(cause, AstBuildError):
             raise
         return ParseOutcome(
-            None, (Diagnostic("E005", Severity.ERROR, cause.message, cause.span, cause.help),)
+            None, (Diagnostic(cause.code, Severity.ERROR, cause.message, cause.span, cause.help),)
+        )
+    rules = [
+        s
+        for item in items
+        if isinstance(item, ast.Interceptor)
+        for s in item.statements
+        if type(s) in ast.RULE_KINDS
+    ]
+    if len(rules) > budget:
+        return ParseOutcome(
+            None, (_too_many_rules(rules[budget].span, limits),), len(rules), rules_exceeded=True
         )
     comments = tuple(
         ast.Comment(str(t).rstrip(), span=_token_span(file, t)) for t in comment_tokens
     )
     lines = text.count("\n") + 1
     span = Span(file, 1, 1, lines, 1)
-    return ParseOutcome(ast.PolicyFile(file, items, comments, span=span), ())
+    return ParseOutcome(ast.PolicyFile(file, items, comments, span=span), (), len(rules))
+
+
+def _too_many_rules(span: Span, limits: SourceLimits) -> Diagnostic:
+    return Diagnostic(
+        "E010",
+        Severity.ERROR,
+        f"the policy set has more than the limit of {limits.max_rules} rules",
+        Span(span.file, span.line, span.column, span.line, span.column + 1),
+        "split the set across servers, or raise the limit with `--max-rules`",
+    )
 
 
 MAX_SYNTAX_ERRORS = 10

@@ -9,7 +9,7 @@ core rules only (desugar.py) and each interceptor's SEP descriptor
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -24,10 +24,12 @@ from .check_types import check_rule_shapes, check_tests
 from .describe import describe
 from .desugar import desugar
 from .diagnostics import DEFAULT_CAP, Diagnostic, SourceCache, sort_and_cap
+from .limits import SourceLimits
 from .lints import lint
 from .model import PolicySetModel
 from .parser import parse_source
 from .resolve import resolve
+from .sources import WIDE_BOMS, SourceInput, decode_sources, read_sources
 
 Stage = Literal["parse", "resolve", "check", "lint", "desugar", "describe"]
 STAGES: tuple[Stage, ...] = ("parse", "resolve", "check", "lint", "desugar", "describe")
@@ -70,23 +72,31 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     return list(found)
 
 
-def read_sources(paths: Sequence[Path]) -> dict[str, str]:
-    return {str(p): p.read_text(encoding="utf-8") for p in paths}
-
-
 def check_sources(
-    sources: dict[str, str],
+    given: Mapping[str, SourceInput],
     *,
     until: Stage = "describe",
     cap: int = DEFAULT_CAP,
+    limits: SourceLimits | None = None,
     tools: ToolSnapshot | None = None,
 ) -> CheckResult:
-    """Run the stages; with ``tools`` (a tools/list snapshot) rules are also checked
-    against the tools that exist (check_tools.py)."""
+    """Check files given as text, bytes (decoded as UTF-8 here) or the error reading them;
+    with ``tools`` (a tools/list snapshot) rules are also checked against the tools
+    that exist (check_tools.py)."""
+    limits = limits or SourceLimits()
+    sources, diagnostics = decode_sources(given, limits)
     cache = SourceCache()
     for name, text in sources.items():
         cache.add(name, text)
-    diagnostics: list[Diagnostic] = []
+    for name, raw in given.items():
+        # Quote the line where UTF-8 decoding failed; UTF-16/32 text would quote as noise.
+        if (
+            isinstance(raw, bytes)
+            and name not in sources
+            and len(raw) <= limits.max_file_bytes
+            and not raw.startswith(WIDE_BOMS)
+        ):
+            cache.add(name, raw.decode("utf-8", "replace"))
     timings: dict[str, float] = {}
 
     def run(stage: str, action: Callable[[], None]) -> None:
@@ -97,11 +107,15 @@ def check_sources(
     files: list[ast.PolicyFile] = []
 
     def parse() -> None:
+        rules = 0
         for name, text in sources.items():
-            outcome = parse_source(text, name)
+            outcome = parse_source(text, name, limits, rules_before=rules)
             diagnostics.extend(outcome.diagnostics)
             if outcome.file is not None:
                 files.append(outcome.file)
+                rules += outcome.rules
+            if rules > limits.max_rules or outcome.rules_exceeded:
+                break  # the set is refused; parsing more files would only cost time
 
     model_box: list[PolicySetModel] = []
 
@@ -161,6 +175,14 @@ def check_paths(
     *,
     until: Stage = "describe",
     cap: int = DEFAULT_CAP,
+    limits: SourceLimits | None = None,
     tools: ToolSnapshot | None = None,
 ) -> CheckResult:
-    return check_sources(read_sources(expand_paths(paths)), until=until, cap=cap, tools=tools)
+    limits = limits or SourceLimits()
+    return check_sources(
+        read_sources(expand_paths(paths), limits),
+        until=until,
+        cap=cap,
+        limits=limits,
+        tools=tools,
+    )

@@ -19,7 +19,16 @@ from .model import NO_DEFAULT, PolicySetModel, ResolvedInterceptor, ResolvedPara
 from .path_syntax import filter_conditions
 from .walk import find
 
-CONTEXT_FIELDS = ("principal", "traceId", "spanId", "timestamp", "sessionId", "interceptorState")
+# `server` is policyc's extension: the backend a gateway routed the message to.
+CONTEXT_FIELDS = (
+    "principal",
+    "traceId",
+    "spanId",
+    "timestamp",
+    "sessionId",
+    "interceptorState",
+    "server",
+)
 PRINCIPAL_FIELDS = ("type", "id", "claims")
 _SETTING_WORDS: dict[type, str] = {
     ast.Description: "description",

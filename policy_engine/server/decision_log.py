@@ -132,14 +132,27 @@ class _Sink:
             self._stream = open(self.target, "a", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
         return self._stream
 
-    def write(self, text: str) -> None:
+    def write(self, lines: list[str]) -> None:
+        """Write whole lines; a file rotates before the line that would pass ``max_bytes``."""
         stream = self._ensure_open()
-        stream.write(text)
-        stream.flush()
-        self._size += len(text)
         limit = self._settings.max_bytes
-        if self.rotates and limit is not None and self._size >= limit:
-            self._rotate()
+        if not self.rotates or limit is None:
+            stream.write("".join(lines))
+            stream.flush()
+            return
+        chunk: list[str] = []
+        for line in lines:
+            size = len(line.encode("utf-8", "backslashreplace"))
+            if self._size and self._size + size > limit:
+                stream.write("".join(chunk))
+                stream.flush()
+                chunk = []
+                self._rotate()
+                stream = self._ensure_open()
+            chunk.append(line)
+            self._size += size
+        stream.write("".join(chunk))
+        stream.flush()
 
     def _rotate(self) -> None:
         self.close()
@@ -274,24 +287,24 @@ class DecisionLog:
                 except queue.Empty:
                     break
             stop = _STOP in lines
-            text = "".join(f"{line}\n" for line in lines if line is not _STOP)
+            text = [f"{line}\n" for line in lines if line is not _STOP]
             with self._lock:
                 dropped, self._dropped = self._dropped, 0
             if dropped:
                 notice = {"time": _now(), "dropped": dropped}
-                text += json.dumps(notice, separators=(",", ":")) + "\n"
+                text.append(json.dumps(notice, separators=(",", ":")) + "\n")
             self._write(text)
             if stop:
                 return
 
-    def _write(self, text: str) -> None:
+    def _write(self, text: list[str]) -> None:
         try:
             if self._reopen.is_set():
                 self._reopen.clear()
                 self._sink.reopen()
             self._sink.write(text)
         except (OSError, ValueError) as exc:
-            count = text.count("\n")
+            count = len(text)
             with self._lock:
                 self._dropped += count
                 self._dropped_total += count

@@ -45,10 +45,12 @@ def security_settings(host: str, allowed_hosts: Sequence[str] = ()) -> Transport
 
     ``allowed_hosts`` entries are Host header values (``name`` or ``name:port``;
     a bare name admits any port), for the names a load balancer forwards.
+    Everything is lowercased: the request guard lowercases ``Host`` and
+    ``Origin`` too, since host names are case-insensitive.
     """
-    names = list(dict.fromkeys([*_LOOPBACK_HOSTS, _host_pattern(host)]))
+    names = list(dict.fromkeys([*_LOOPBACK_HOSTS, _host_pattern(host.lower())]))
     hosts = [f"{name}:*" for name in names]
-    for extra in allowed_hosts:
+    for extra in (value.lower() for value in allowed_hosts):
         hosts.extend([extra] if ":" in extra.strip("[]") else [extra, f"{extra}:*"])
     origins = [f"{scheme}://{pattern}" for pattern in hosts for scheme in ("http", "https")]
     return TransportSecuritySettings(
@@ -99,6 +101,7 @@ def build_http_app(
             max_sessions=limits.max_sessions,
             session_idle_timeout=limits.session_idle_timeout,
             rejections=rejections,
+            path=MCP_PATH,
         )
     app = RequestGuard(
         app,

@@ -6,12 +6,15 @@ never closed. So 300 idle connections exhausted a 256-descriptor limit and
 locked every client out. Here each connection must complete its request
 headers within ``header_timeout`` of connecting (or of its last response),
 and a connection past ``max_connections`` is closed as soon as it is
-accepted. Both refusals are logged once (see ``rejections``).
+accepted. Both refusals are logged once (see ``rejections``), and so are
+uvicorn's own per-request warnings ("Invalid HTTP request received."), which
+a flood of garbage would otherwise repeat for every connection.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import h11
@@ -20,13 +23,33 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from .rejections import RejectionLog
 
 
+class _WarnOnce(logging.Filter):
+    """Turns uvicorn's repeated plain warnings into one line each, then counts."""
+
+    def __init__(self, rejections: RejectionLog) -> None:
+        super().__init__()
+        self._rejections = rejections
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING or record.exc_info:
+            return True
+        self._rejections.note(record.getMessage().rstrip("."), "reported by uvicorn")
+        return False
+
+
 def guarded_protocol(
     header_timeout: float, max_connections: int, rejections: RejectionLog
 ) -> type[H11Protocol]:
     """An ``H11Protocol`` class bound to these limits, for ``uvicorn.Config(http=...)``."""
+    once = _WarnOnce(rejections)
 
     class GuardedH11Protocol(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            if once not in self.logger.filters:
+                self.logger.addFilter(once)
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)

@@ -50,8 +50,10 @@ class SessionLimiter:
         max_sessions: int,
         session_idle_timeout: float,
         rejections: RejectionLog,
+        path: str,
     ) -> None:
         self._app = app
+        self._path = path
         self._max_sessions = max_sessions
         self._idle_timeout = session_idle_timeout
         self._rejections = rejections
@@ -63,7 +65,7 @@ class SessionLimiter:
         return len(self._sessions)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"] != self._path:
             await self._app(scope, receive, send)
             return
         session_id = _session_id(scope)
@@ -139,7 +141,14 @@ class SessionLimiter:
         """End ``session_id`` with a DELETE handed to the SDK app, as a client would."""
         headers = [(k, v) for k, v in scope["headers"] if k == b"host"]
         headers.append((_SESSION_HEADER, session_id))
-        delete: Scope = {**scope, "method": "DELETE", "headers": headers, "query_string": b""}
+        delete: Scope = {
+            **scope,
+            "method": "DELETE",
+            "path": self._path,
+            "raw_path": self._path.encode(),
+            "headers": headers,
+            "query_string": b"",
+        }
         sent = False
 
         async def receive() -> Message:

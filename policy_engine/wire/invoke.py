@@ -36,6 +36,9 @@ class InvocationContext(WireModel):
     timestamp: str | None = None
     session_id: str | None = None
     interceptor_state: dict[str, Any] | None = None
+    # policyc extension (unknown to the SEP, ignored by other peers): the name of
+    # the backend server a gateway routes the message to or received it from.
+    server: str | None = None
 
 
 class InvokeParams(WireModel):

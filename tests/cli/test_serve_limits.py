@@ -181,3 +181,17 @@ def test_the_oldest_idle_session_makes_room_for_a_new_one() -> None:
         assert [status(s) for s in sessions] == [404, 404, 200, 200, 200]
         err = server.stop()
     assert err.count("ended the session idle longest to make room") == 1
+
+
+def test_garbage_requests_are_logged_once() -> None:
+    with serving() as server:
+        for _ in range(20):
+            with socket.create_connection(("127.0.0.1", server.port)) as sock:
+                sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+                sock.settimeout(5)
+                while sock.recv(4096):  # a 400, then the server closes
+                    pass
+        assert httpx2.post(server.url, json=INIT, headers=HEADERS, timeout=10).status_code == 200
+        err = server.stop()
+    assert err.count("Invalid HTTP request received") == 1
+    assert "Traceback" not in err

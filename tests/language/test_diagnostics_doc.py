@@ -3,8 +3,11 @@
 Each ``## CODE: title`` section holds one ```` ```policy ```` example and one
 ```` ```text ```` block. Checked alone as ``example.policy``, the example must
 produce that code, and the text block must be exactly what ``render_text``
-prints for it. After an intended change to a message, rewrite the text
-blocks and review the diff::
+prints for it. A ``<!-- example: KEY=VALUE ... -->`` line says how the example
+is fed: ``encoding=NAME`` saves it in that encoding, any other key is a
+``SourceLimits`` field (``max_nesting=3``), so limits show on small examples.
+After an intended change to a message, rewrite the text blocks and review the
+diff::
 
     POLICYC_UPDATE_CASES=1 pytest tests/language/test_diagnostics_doc.py
 """
@@ -22,6 +25,7 @@ import pytest
 from policy_engine.language.check_tools import load_snapshot
 from policy_engine.language.codes import CODES
 from policy_engine.language.diagnostics import render_text
+from policy_engine.language.limits import SourceLimits
 from policy_engine.language.pipeline import check_sources
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md"
@@ -29,6 +33,7 @@ UPDATE = os.environ.get("POLICYC_UPDATE_CASES") == "1"
 HEADING = re.compile(r"^## ([EW]\d{3}): (.+)$", re.M)
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
 EXAMPLE_FILE = "example.policy"
+DIRECTIVE = re.compile(r"^<!-- example: (.+) -->$", re.M)
 
 
 @dataclass(frozen=True)
@@ -54,9 +59,15 @@ def fences(section: Section, language: str) -> list[str]:
     return [m[2] for m in FENCE.finditer(section.body) if m[1] == language]
 
 
-def rendered(example: str, code: str, snapshot: str | None = None) -> str:
+def rendered(example: str, code: str, body: str = "", snapshot: str | None = None) -> str:
+    settings = dict(
+        pair.split("=", 1) for found in DIRECTIVE.findall(body) for pair in found.split()
+    )
+    encoding = settings.pop("encoding", None)
+    source = example.encode(encoding) if encoding else example
+    limits = SourceLimits(**{key: int(value) for key, value in settings.items()})
     tools = load_snapshot(snapshot) if snapshot is not None else None
-    result = check_sources({EXAMPLE_FILE: example}, tools=tools)
+    result = check_sources({EXAMPLE_FILE: source}, limits=limits, tools=tools)
     return "\n\n".join(render_text(d, result.sources) for d in result.diagnostics if d.code == code)
 
 
@@ -95,7 +106,7 @@ def rewrite_text_blocks() -> None:
         for match in FENCE.finditer(section.body):
             if match[1] == "text":
                 start, end = section.start + match.start(2), section.start + match.end(2)
-                shown = rendered(example, section.code, snapshot(section))
+                shown = rendered(example, section.code, section.body, snapshot(section))
                 text = text[:start] + shown + "\n" + text[end:]
     DOC.write_text(text, encoding="utf-8")
     sections.cache_clear()
@@ -108,7 +119,7 @@ def test_example_produces_its_code(code: str) -> None:
     section = next(s for s in sections() if s.code == code)
     (example,) = fences(section, "policy")
     (shown,) = fences(section, "text")
-    actual = rendered(example, code, snapshot(section))
+    actual = rendered(example, code, section.body, snapshot(section))
     assert actual, f"the {code} example does not produce {code}"
     assert shown == actual + "\n"
 

@@ -14,8 +14,11 @@ Expectation format (JSON)::
         {"code": "E203", "severity": "error", "line": 3, "column": 11,
          "end_line": 3, "end_column": 24, "message": "...", "help": "..." | null}
       ],
-      "ast": {"items": [...], "comments": [...]}            # optional
+      "ast": {"items": [...], "comments": [...]},           # optional
+      "limits": {"max_nesting": 3}                         # optional SourceLimits
     }
+
+The ``.policy`` file is fed as bytes, so a case can show a file that is not UTF-8.
 
 To regenerate after an intended change, then review every changed file::
 
@@ -40,6 +43,7 @@ from policy_engine.language.check_tools import load_snapshot
 from policy_engine.language.codes import CODES
 from policy_engine.language.diagnostics import Diagnostic
 from policy_engine.language.grammar import parser
+from policy_engine.language.limits import SourceLimits
 from policy_engine.language.parser import parse_source
 from policy_engine.language.pipeline import STAGES, CheckResult, check_sources
 
@@ -47,7 +51,7 @@ CASES_DIR = Path(__file__).parent / "cases"
 CASES = sorted(CASES_DIR.glob("*/*.policy"))
 AST_CASES = [p for p in CASES if p.parent.name == "ast"]
 UPDATE = os.environ.get("POLICYC_UPDATE_CASES") == "1"
-EXPECT_KEYS = {"stage", "diagnostics", "ast"}
+EXPECT_KEYS = {"stage", "diagnostics", "ast", "limits"}
 DIAGNOSTIC_KEYS = {"code", "severity", "line", "column", "end_line", "end_column", "message"}
 DIAGNOSTIC_KEYS_OPTIONAL = {"help", "notes"}
 SKIPPED_FIELDS = {"span", "name_span"}
@@ -147,11 +151,19 @@ def load_expectation(path: Path) -> dict[str, Any]:
     return data
 
 
-def run_case(path: Path, stage: str, with_ast: bool) -> tuple[dict[str, Any], CheckResult]:
-    text = path.read_text(encoding="utf-8")
+def run_case(
+    path: Path, stage: str, with_ast: bool, limits: dict[str, int] | None = None
+) -> tuple[dict[str, Any], CheckResult]:
+    source_limits = SourceLimits(**(limits or {}))
     snapshot = path.with_name(path.name.removesuffix(".policy") + ".tools.json")
     tools = load_snapshot(snapshot.read_text(encoding="utf-8")) if snapshot.exists() else None
-    result = check_sources({path.name: text}, until=stage, tools=tools)  # type: ignore[arg-type]
+    result = check_sources(
+        {path.name: path.read_bytes()},
+        until=stage,  # type: ignore[arg-type]
+        limits=source_limits,
+        tools=tools,
+    )
+    text = path.read_text(encoding="utf-8", errors="replace")
     actual: dict[str, Any] = {
         "stage": stage,
         "diagnostics": sorted((diagnostic_record(d) for d in result.diagnostics), key=_order),
@@ -161,7 +173,7 @@ def run_case(path: Path, stage: str, with_ast: bool) -> tuple[dict[str, Any], Ch
         if result.model is not None:
             tree = result.model.files[0] if result.model.files else None
         else:
-            tree = parse_source(text, path.name).file
+            tree = parse_source(text, path.name, source_limits).file
         actual["ast"] = None if tree is None else summarize(tree)
     return actual, result
 
@@ -187,6 +199,8 @@ def dump(value: Any, indent: int = 0, used: int = 0, width: int = 100) -> str:
 
 def write_expectation(path: Path, data: dict[str, Any]) -> None:
     lines = ["{", f'  "stage": {json.dumps(data["stage"])},']
+    if "limits" in data:
+        lines.append(f'  "limits": {json.dumps(data["limits"])},')
     records = data["diagnostics"]
     if records:
         lines.append('  "diagnostics": [')
@@ -208,9 +222,11 @@ def test_case(path: Path) -> None:
     existing = load_expectation(path) if expect_path(path).exists() else {}
     stage = existing.get("stage", "lint")
     with_ast = "ast" in existing or path.parent.name == "ast"
-    actual, result = run_case(path, stage, with_ast)
+    actual, result = run_case(path, stage, with_ast, existing.get("limits"))
     if UPDATE:
-        write_expectation(path, actual)
+        write_expectation(
+            path, {**actual, **({"limits": existing["limits"]} if "limits" in existing else {})}
+        )
         existing = load_expectation(path)
     assert existing, f"no {expect_path(path).name}; run with POLICYC_UPDATE_CASES=1 and review it"
     # The checker reports in location order; records are compared in a total

@@ -1,7 +1,8 @@
 """Small in-code interceptor providers for the server tests.
 
-Each behaviour is named as in the conformance README's adapter contract, so the
-same providers serve the SEP fixtures and the server's own tests.
+The behaviours carry the conformance suite's names, so ``serve_fixture.py
+--specs FILE`` is also a second, independent implementation that
+``policyc conformance --server`` is tested against (tests/conformance/).
 """
 
 from __future__ import annotations

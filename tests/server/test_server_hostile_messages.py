@@ -9,13 +9,14 @@ HTTP answers messages the transport refuses with status 400, and the rest
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-from server_harness import HttpServer, raw_stdio
+from server_harness import HttpServer, http_server, raw_stdio
 
 CASES: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "cases" / "hostile_messages.json").read_text(encoding="utf-8")
@@ -31,6 +32,20 @@ INIT = {
     },
 }
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def sse_http() -> Iterator[HttpServer]:
+    """Answers as server-sent events, where the fractional id is put back in an event."""
+    with http_server("--sse") as server:
+        yield server
+
+
+def _reply_of(response: httpx2.Response) -> Any:
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
+        return json.loads(data[-1])
+    return response.json()
 
 
 def _line(case: dict[str, Any]) -> bytes:
@@ -54,7 +69,7 @@ async def test_hostile_messages_over_stdio() -> None:
                 assert _without_envelope(reply) == case["reply"], case["name"]
 
 
-@pytest.mark.parametrize("fixture", ["shared_http", "shared_stateless_http"])
+@pytest.mark.parametrize("fixture", ["shared_http", "shared_stateless_http", "sse_http"])
 async def test_hostile_messages_over_http(fixture: str, request: pytest.FixtureRequest) -> None:
     server: HttpServer = request.getfixturevalue(fixture)
     with anyio.fail_after(60):
@@ -68,4 +83,4 @@ async def test_hostile_messages_over_http(fixture: str, request: pytest.FixtureR
                 expected = case["reply"]
                 status = case.get("http_status", 200 if "result" in expected else 400)
                 assert response.status_code == status, case["name"]
-                assert _without_envelope(response.json()) == expected, case["name"]
+                assert _without_envelope(_reply_of(response)) == expected, case["name"]

@@ -1,0 +1,308 @@
+"""The hot path as a server sees it: the shipped set, redaction throughput, rule scaling.
+
+    python bench/bench_hotpath.py            # full run: prints tables, writes JSON
+    python bench/bench_hotpath.py --quick    # shorter time budget per figure
+    python bench/bench_hotpath.py --only shipped,throughput,redact-rules
+
+Every timed call takes a fresh payload object from a rotating pool of deep
+copies (``_common.FreshPayloads``), as a server parses every message afresh.
+
+Sections (medians; ratios are within this run):
+
+* ``shipped``: each interceptor of ``policies/`` that hooks a ``tools/call``
+  request, by ``invoke_sync`` on a 10 KB request, and the whole chain
+  (``InterceptorChain`` over the compiled set, in process) on 10 KB and
+  100 KB requests.
+* ``throughput``: one ``redact ... matching`` rule holding every built-in
+  pattern over 1 MB of mixed text in 1 KB strings, against a hand-written
+  RE2 loop doing the same work (the same regexes and candidate checks, one
+  pass per checked pattern, copy on write). Reported in MB/s of text.
+* ``redact-rules``: 10, 100 and 1,000 ``redact ... matching`` rules over one
+  10 KB field, against one rule holding the same patterns: how the cost grows
+  with the number of rules.
+
+Not a test: no figure is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import re2
+from _common import (
+    FreshPayloads,
+    fmt_ns,
+    fmt_ratio,
+    machine,
+    measure,
+    pool_size,
+    print_machine,
+    print_table,
+    write_results,
+)
+from bench_invoke import _clean_text, paragraph, tools_call_request
+
+from policy_engine.chain import InterceptorChain
+from policy_engine.compiler import PolicySet, compile_policies, compile_sources
+from policy_engine.compiler.candidate_checks import CANDIDATE_CHECKS
+from policy_engine.language.builtin_patterns import BUILTIN_PATTERNS
+from policy_engine.wire import ChainExecutionParams
+
+POLICIES = Path(__file__).resolve().parent.parent / "policies"
+_SECRETS = (
+    "key AKIAIOSFODNN7EXAMPLE in config",
+    "token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + " leaked",
+    "stripe sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc" + " here",
+    "api_key = 'Zx8Kq2Lm9Pw4Rt7Yb3Nc6Vd1'",
+)
+
+
+def mixed_text(n: int) -> str:
+    """About 1 KB of prose with personal data, and a credential every fourth string."""
+    text = paragraph(n) + paragraph(n + 1)
+    if n % 4 == 0:
+        text += " " + _SECRETS[(n // 4) % len(_SECRETS)]
+    return text[:1000]
+
+
+def _json_len(payload: Any) -> int:
+    import json
+
+    return len(json.dumps(payload))
+
+
+class HotPath:
+    def __init__(self, budget_s: float, policies: Path = POLICIES) -> None:
+        self.budget_s = budget_s
+        self.policies = policies
+        self.results: dict[str, Any] = {}
+
+    def _measure(self, cases: dict[str, Callable[[], object]]) -> dict[str, Any]:
+        return measure(cases, budget_s=self.budget_s)
+
+    # -- shipped ----------------------------------------------------------------
+
+    def shipped(self) -> None:
+        policy = compile_policies([self.policies])
+        print("## The shipped set on a tools/call request (fresh payload per call)\n")
+        request = tools_call_request(10_000)
+        fresh = FreshPayloads(request, pool_size(_json_len(request)))
+        names = [d.name for d in policy.descriptors() if d.hooks_event("tools/call", "request")]
+        cases: dict[str, Callable[[], object]] = {
+            name: (lambda n=name: policy.invoke_sync(n, "tools/call", "request", fresh()))
+            for name in names
+        }
+        out: dict[str, Any] = {"payload_bytes": _json_len(request), "interceptors": {}}
+        rows = []
+        for name, stats in self._measure(cases).items():
+            rows.append([name, fmt_ns(stats.median_ns)])
+            out["interceptors"][name] = stats.to_json()
+        print_table(["interceptor (10 KB request)", "invoke_sync"], rows)
+        out["chain"] = self._chain(policy)
+        self.results["shipped"] = out
+
+    def _chain(self, policy: PolicySet) -> dict[str, Any]:
+        loop = asyncio.new_event_loop()
+        connect = InterceptorChain.connect(local={"policies": policy})
+        chain = loop.run_until_complete(connect.__aenter__())
+        out: dict[str, Any] = {}
+        rows = []
+        try:
+            for label, target in (("10 KB", 10_000), ("100 KB", 100_000)):
+                request = tools_call_request(target)
+                fresh = FreshPayloads(request, pool_size(_json_len(request)))
+
+                def run(f: FreshPayloads = fresh) -> object:
+                    params = ChainExecutionParams(event="tools/call", phase="request", payload=f())
+                    return loop.run_until_complete(chain.execute(params, side="sending"))
+
+                result: Any = run()
+                if result.status != "success":
+                    raise SystemExit(f"the shipped chain should pass the request: {result.status}")
+                stats = self._measure({"chain": run})["chain"]
+                size = _json_len(request)
+                rows.append([f"{label} request", f"{size:,}", fmt_ns(stats.median_ns)])
+                out[label] = {"payload_bytes": size, **stats.to_json()}
+        finally:
+            loop.run_until_complete(connect.__aexit__(None, None, None))
+            loop.close()
+        print_table(["whole chain", "JSON bytes", "median"], rows)
+        return out
+
+    # -- throughput ---------------------------------------------------------------
+
+    def throughput(self) -> None:
+        names = list(BUILTIN_PATTERNS)
+        source = (
+            'mutator packs "Every built-in pattern" {\n  on tools/call response\n'
+            f"  redact $.content[*].text matching {', '.join(names)}\n}}\n"
+        )
+        policy = compile_sources({"packs.policy": source})
+        payload = {
+            "content": [{"type": "text", "text": mixed_text(n)} for n in range(1000)],
+            "isError": False,
+        }
+        text_bytes = sum(len(item["text"].encode()) for item in payload["content"])
+        hand = HandRedactor(names)
+        result = policy.invoke_sync("packs", "tools/call", "response", payload)
+        expected, counts = hand.payload(payload)
+        if result.payload != expected or (result.info or {}).get("patterns") != counts:
+            raise SystemExit("the hand-written loop disagrees with policyc on the packs")
+        fresh = FreshPayloads(payload, 4)
+        stats = self._measure(
+            {
+                "policyc": lambda: policy.invoke_sync("packs", "tools/call", "response", fresh()),
+                "hand-written RE2 loop": lambda: hand.payload(fresh()),
+            }
+        )
+        print(f"## Redaction throughput: {len(names)} built-in patterns, 1 MB of mixed text\n")
+        rows = []
+        out: dict[str, Any] = {"text_bytes": text_bytes, "hits": sum(counts.values())}
+        for engine, s in stats.items():
+            mbps = text_bytes / (s.median_ns / 1e9) / 1e6
+            ratio = s.median_ns / stats["hand-written RE2 loop"].median_ns
+            rows.append([engine, fmt_ns(s.median_ns), f"{mbps:.1f} MB/s", fmt_ratio(ratio)])
+            out[engine] = {**s.to_json(), "mb_per_s": mbps, "ratio_vs_hand": ratio}
+        print_table(["engine", "median", "throughput", "vs hand"], rows)
+        self.results["throughput"] = out
+
+    # -- redact-rules ---------------------------------------------------------------
+
+    def redact_rules(self) -> None:
+        print("## `redact ... matching` rules on one 10 KB field\n")
+        text = _clean_text(10_000)
+        payload = {"name": "search", "arguments": {"query": text}}
+        fresh = FreshPayloads(payload, 64)
+        out: dict[str, Any] = {}
+        rows = []
+        base: dict[str, float] = {}
+        for n in (10, 100, 1000):
+            terms = [rf"\bproject[-_ ]?code[-_ ]?{i}\b" for i in range(n)]
+            many = "\n".join(f"  redact $.arguments.query matching /{t}/i" for t in terms)
+            one = f"  redact $.arguments.query matching {', '.join(f'/{t}/i' for t in terms)}"
+            sets = {
+                f"{n} rules": compile_sources({"r.policy": _mutator(many)}),
+                f"1 rule, {n} patterns": compile_sources({"r.policy": _mutator(one)}),
+            }
+            probe = {"name": "search", "arguments": {"query": f"see project-code-{n - 1} now"}}
+            for policy in sets.values():
+                if not policy.invoke_sync("terms", "tools/call", "request", probe).modified:
+                    raise SystemExit("the probe should be redacted")
+            cases = {
+                label: (lambda p=policy: p.invoke_sync("terms", "tools/call", "request", fresh()))
+                for label, p in sets.items()
+                for policy in (p,)
+            }
+            stats = self._measure(cases)
+            for label, s in stats.items():
+                kind = label.split(" ", 1)[1].replace(str(n), "N")
+                base.setdefault(kind, s.median_ns)
+                growth = s.median_ns / base[kind]
+                rows.append([label, fmt_ns(s.median_ns), fmt_ratio(growth)])
+                out.setdefault(str(n), {})[kind] = {**s.to_json(), "growth_vs_10": growth}
+        print_table(["policy", "median", "vs 10"], rows)
+        self.results["redact_rules"] = out
+
+
+def _check(name: str) -> Any:
+    check = BUILTIN_PATTERNS[name].check
+    return CANDIDATE_CHECKS[check] if check else None
+
+
+def _mutator(rules: str) -> str:
+    return f'mutator terms "Code names" {{\n  on tools/call request\n{rules}\n}}\n'
+
+
+class HandRedactor:
+    """What one ``redact ... matching`` rule does, written directly against re2.
+
+    Unchecked patterns share one alternation with a named group each; every
+    checked pattern, and every one with a ``value`` group, gets a pass of its
+    own (a skipped candidate must not hide another pattern's match); hits
+    merge leftmost first, earlier pattern first. One call per string, through
+    re2's public API, as a developer would write it.
+    """
+
+    def __init__(self, names: list[str]) -> None:
+        options = re2.Options()
+        options.max_mem = 64 << 20
+        self.names = names
+        sources = [BUILTIN_PATTERNS[n].source for n in names]
+        values = [re2.compile(src, options).groupindex.get("value", 0) for src in sources]
+        plain = [
+            i for i, n in enumerate(names) if BUILTIN_PATTERNS[n].check is None and not values[i]
+        ]
+        self.plain = plain
+        self.joined = re2.compile("|".join(f"(?P<p{i}>{sources[i]})" for i in plain), options)
+        # Checked patterns and those with a value group: a pass each, the
+        # value group (or the whole match) being the hit.
+        self.alone = [
+            (i, re2.compile(sources[i], options), values[i], _check(names[i]))
+            for i in range(len(names))
+            if i not in plain
+        ]
+
+    def text(self, text: str, counts: dict[str, int]) -> str:
+        hits = [
+            (m.start(), int(m.lastgroup[1:]), m.end())
+            for m in self.joined.finditer(text)
+            if m.start() != m.end()
+        ]
+        for i, regex, group, check in self.alone:
+            for m in regex.finditer(text):
+                start, end = m.span(group)
+                if start != end and (check is None or check(text[start:end])):
+                    hits.append((start, i, end))
+        if not hits:
+            return text
+        pieces = []
+        last = 0
+        for start, i, end in sorted(hits):
+            if start < last:
+                continue
+            name = self.names[i]
+            pieces += [text[last:start], f"[REDACTED:{name}]"]
+            counts[name] = counts.get(name, 0) + 1
+            last = end
+        pieces.append(text[last:])
+        return "".join(pieces)
+
+    def payload(self, payload: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+        counts: dict[str, int] = {}
+        content = []
+        for item in payload["content"]:
+            text = self.text(item["text"], counts)
+            content.append(item if text is item["text"] else {**item, "text": text})
+        return {**payload, "content": content}, counts
+
+
+SECTIONS = {"shipped": "shipped", "throughput": "throughput", "redact-rules": "redact_rules"}
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--quick", action="store_true", help="shorter time budget per figure")
+    options.add_argument("--json", help="where to write the results (default bench/results/)")
+    options.add_argument("--only", help=f"comma-separated sections of {','.join(SECTIONS)}")
+    options.add_argument("--policies", default=str(POLICIES), help="the set `shipped` runs")
+    args = options.parse_args()
+    chosen = args.only.split(",") if args.only else list(SECTIONS)
+    unknown = set(chosen) - set(SECTIONS)
+    if unknown:
+        sys.exit(f"unknown section(s): {', '.join(sorted(unknown))}")
+    info = machine()
+    print_machine(info)
+    bench = HotPath(budget_s=0.3 if args.quick else 1.5, policies=Path(args.policies))
+    for section in chosen:
+        getattr(bench, SECTIONS[section])()
+    path = write_results("hotpath", {"machine": info, **bench.results}, args.json)
+    print(f"results written to {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""`policyc gateway`: a transparent MCP proxy that runs the policy chain on every message.
+
+stdio towards the client by default, streamable HTTP with `--http`; each
+`--backend NAME=CMD_OR_URL` is a stdio command or an HTTP URL. `--config FILE`
+holds the same settings in TOML; `--config FILE --check` validates it and exits.
+Logs and `--verbose` tracing go to stderr, never stdout (the stdio wire).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import anyio
+import click
+
+from .exit_codes import ExitCode
+from .inputs import compile_or_exit, fail
+from .serve import parse_listen
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option("--backend", "backends", multiple=True, help="NAME=COMMAND or NAME=URL (repeatable).")
+@click.option(
+    "--interceptors",
+    "interceptor_servers",
+    multiple=True,
+    help="A remote interceptor server: COMMAND or URL (repeatable).",
+)
+@click.option("--config", "config_path", type=click.Path(), help="A TOML gateway config file.")
+@click.option("--check", is_flag=True, help="With --config: validate the file and exit.")
+@click.option("--http", "listen", help="Serve streamable HTTP on HOST:PORT instead of stdio.")
+@click.option("--auth-token-env", help="HTTP only: require this env var's value as bearer token.")
+@click.option("--stateless", is_flag=True, help="HTTP only: no sessions.")
+@click.option(
+    "--side",
+    type=click.Choice(["client", "server"]),
+    default=None,
+    help="Whose side of the trust boundary the gateway acts for (default: client).",
+)
+@click.option(
+    "--block-style",
+    type=click.Choice(["error", "result"]),
+    default=None,
+    help="A blocked tools/call: JSON-RPC error (default) or an isError result.",
+)
+@click.option("--expose-interceptors", is_flag=True, help="Advertise the interceptors extension.")
+@click.option("--backend-timeout", type=click.FloatRange(min=0.001), help="Seconds per request.")
+@click.option(
+    "--on-backend-exit",
+    type=click.Choice(["restart", "exit"]),
+    default=None,
+    help="What to do when a backend dies (default: restart).",
+)
+@click.option("--decision-log", help="One JSON line per chain run to FILE, or - for stderr.")
+@click.option("--log-payloads", is_flag=True, help="Include passed payloads in the decision log.")
+@click.option("--verbose", "-v", is_flag=True, help="Trace every message to stderr.")
+def gateway(
+    paths: tuple[str, ...],
+    backends: tuple[str, ...],
+    interceptor_servers: tuple[str, ...],
+    config_path: str | None,
+    check: bool,
+    listen: str | None,
+    auth_token_env: str | None,
+    stateless: bool,
+    side: str | None,
+    block_style: str | None,
+    expose_interceptors: bool,
+    backend_timeout: float | None,
+    on_backend_exit: str | None,
+    decision_log: str | None,
+    log_payloads: bool,
+    verbose: bool,
+) -> None:
+    """Put policies in the path of MCP traffic between a client and its servers."""
+    from ..gateway import ConfigError, GatewayDecisionLog, load_config, options_from_flags
+    from ..server import AuthConfigError, token_from_env
+
+    if check and config_path is None:
+        fail("--check needs --config FILE")
+    try:
+        if config_path is not None:
+            options = load_config(Path(config_path))
+            if check:
+                click.echo(f"{config_path}: ok", err=True)
+                sys.exit(ExitCode.SUCCESS)
+        else:
+            options = options_from_flags()
+        options.merge_flags(
+            paths=paths,
+            backends=backends,
+            interceptors=interceptor_servers,
+            side=side,
+            block_style=block_style,
+            expose_interceptors=expose_interceptors,
+            backend_timeout=backend_timeout,
+            on_backend_exit=on_backend_exit,
+            stateless=stateless,
+            decision_log=decision_log,
+            log_payloads=log_payloads,
+            verbose=verbose,
+        )
+    except ConfigError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(ExitCode.PROBLEMS if check or config_path else ExitCode.USAGE)
+    if not options.backends:
+        fail("give at least one --backend NAME=COMMAND_OR_URL")
+    if listen is not None:
+        options.listen = parse_listen(listen)
+    if options.listen is None and (auth_token_env or options.stateless):
+        fail("--auth-token-env and --stateless need --http")
+    if options.stateless:
+        fail("--stateless is not supported by the gateway yet: each HTTP session has a backend")
+    if auth_token_env:
+        try:
+            options.auth_token = token_from_env(auth_token_env)
+        except AuthConfigError as exc:
+            fail(str(exc))
+    logging.basicConfig(
+        level=logging.DEBUG if options.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="policyc gateway: %(message)s",
+    )
+    if not options.verbose:
+        for noisy in ("mcp", "httpx", "httpx2", "uvicorn.access"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+    options.providers = (
+        [compile_or_exit(tuple(str(p) for p in options.policies))] if (options.policies) else []
+    )
+    log = (
+        GatewayDecisionLog.open(options.decision_log, include_payloads=options.log_payloads)
+        if options.decision_log
+        else None
+    )
+    from ..gateway import run_gateway
+
+    try:
+        fatal = anyio.run(run_gateway, options, log)
+    except KeyboardInterrupt:
+        fatal = None
+    except Exception as exc:  # set-up failures: unreachable interceptor servers, bad config
+        click.echo(f"policyc gateway: {exc}", err=True)
+        sys.exit(ExitCode.PROBLEMS)
+    finally:
+        if log is not None:
+            log.close()
+    if fatal:
+        click.echo(f"policyc gateway: stopped: {fatal}", err=True)
+        sys.exit(ExitCode.PROBLEMS)
+    sys.exit(ExitCode.SUCCESS)

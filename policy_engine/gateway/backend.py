@@ -1,0 +1,317 @@
+"""One backend MCP server, spoken to at the JSON-RPC message level.
+
+The gateway numbers its own requests to the backend (the client's ids never
+reach it), so answers, cancellations and progress can be matched whatever ids
+the client chose. The transport (a stdio subprocess, or streamable HTTP) lives
+in a task of its own: a backend that dies ends that task, fails every request
+still waiting on it with a clean error, and tells the owner, which restarts it
+or stops the gateway.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import shlex
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any, Literal, TextIO
+from urllib.parse import urlsplit
+
+import anyio
+import httpx2
+from anyio.abc import TaskGroup, TaskStatus
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
+from mcp_types import (
+    ErrorData,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+)
+
+from policy_engine.wire import InterceptorError
+from policy_engine.wire.errors import INTERNAL_ERROR
+
+logger = logging.getLogger("policyc.gateway")
+
+OnExit = Literal["restart", "exit"]
+DEFAULT_TIMEOUT_S = 60.0
+_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+BACKEND_TIMEOUT = -32001
+"""JSON-RPC code of a request the backend did not answer in time (the SDK's REQUEST_TIMEOUT)."""
+
+
+class BackendConfigError(ValueError):
+    """A backend entry cannot be used as written."""
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """How to reach one backend and what to do when it fails."""
+
+    name: str
+    command: tuple[str, ...] | None = None
+    url: str | None = None
+    bearer_token: str | None = field(default=None, repr=False)
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    on_exit: OnExit = "restart"
+    max_restarts: int = 3
+
+    def __post_init__(self) -> None:
+        if not self.name or any(c in self.name for c in " /=") or "__" in self.name:
+            raise BackendConfigError(
+                f"backend name `{self.name}` must be non-empty, without spaces, `/`, `=` or `__`"
+            )
+        if (self.command is None) == (self.url is None):
+            raise BackendConfigError(f"backend `{self.name}` needs exactly one of command or url")
+        if self.command is not None and not self.command:
+            raise BackendConfigError(f"backend `{self.name}` has an empty command")
+        if self.url is not None and urlsplit(self.url).scheme not in ("http", "https"):
+            raise BackendConfigError(f"backend `{self.name}` url must be http or https")
+        if not self.timeout_s > 0:
+            raise BackendConfigError(f"backend `{self.name}` timeout must be positive")
+        if self.on_exit not in ("restart", "exit"):
+            raise BackendConfigError(f"backend `{self.name}` on_exit must be restart or exit")
+
+    @classmethod
+    def parse(cls, text: str, **options: Any) -> BackendSpec:
+        """``NAME=COMMAND LINE`` or ``NAME=URL``."""
+        name, sep, target = text.partition("=")
+        if not sep or not target.strip():
+            raise BackendConfigError(f"--backend wants NAME=COMMAND or NAME=URL, not `{text}`")
+        target = target.strip()
+        if urlsplit(target).scheme in ("http", "https"):
+            return cls(name=name.strip(), url=target, **options)
+        return cls(name=name.strip(), command=tuple(shlex.split(target)), **options)
+
+
+class BackendError(Exception):
+    """The backend answered with a JSON-RPC error: passed to the client unchanged."""
+
+    def __init__(self, error: ErrorData) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class BackendGone(Exception):
+    """The backend's connection ended (it exited, or its transport broke)."""
+
+
+@dataclass
+class _Pending:
+    done: anyio.Event = field(default_factory=anyio.Event)
+    message: JSONRPCResponse | JSONRPCError | None = None
+
+
+RequestHandler = Callable[["Backend", JSONRPCRequest], Coroutine[Any, Any, None]]
+NotificationHandler = Callable[["Backend", JSONRPCNotification], Awaitable[None]]
+ExitHandler = Callable[["Backend", str], Awaitable[None]]
+
+
+class Backend:
+    """A live connection to one backend; reconnect with :meth:`connect` after it ended."""
+
+    def __init__(
+        self,
+        spec: BackendSpec,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler,
+        on_exit: ExitHandler,
+        errlog: TextIO | None = None,
+    ) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._on_exit = on_exit
+        self._errlog = errlog
+        self._ids = itertools.count(1)
+        self._pending: dict[RequestId, _Pending] = {}
+        self._write: Any = None
+        self._stop = anyio.Event()
+        self._closing = False
+        self.alive = False
+        self.restarts = 0
+        self.garbage = 0
+
+    # lifecycle
+
+    async def connect(self, tg: TaskGroup) -> None:
+        """Open the transport in a task of ``tg``; returns once messages can be sent."""
+        self._stop = anyio.Event()
+        await tg.start(self._own_transport)
+
+    def close(self) -> None:
+        self._closing = True
+        self._stop.set()
+
+    async def _own_transport(self, *, task_status: TaskStatus[None]) -> None:
+        reason = "connection closed"
+        started = False
+        try:
+            async with AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._transport(stack))
+                self._write = write
+                self.alive = True
+                started = True
+                task_status.started()
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._read_loop, read, tg)
+                    await self._stop.wait()
+                    tg.cancel_scope.cancel()
+        except Exception as err:
+            if not started:
+                raise
+            reason = _describe(err)
+        finally:
+            self.alive = False
+            self._write = None
+            self._fail_pending()
+        if not self._closing:
+            await self._on_exit(self, reason)
+
+    def _transport(self, stack: AsyncExitStack) -> Any:
+        spec = self.spec
+        if spec.url is not None:
+            headers = {"Authorization": f"Bearer {spec.bearer_token}"} if spec.bearer_token else {}
+            http = httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT)
+            stack.push_async_callback(http.aclose)
+            return streamable_http_client(spec.url, http_client=http)
+        assert spec.command
+        params = StdioServerParameters(
+            command=spec.command[0], args=list(spec.command[1:]), env=spec.env, cwd=spec.cwd
+        )
+        return stdio_client(params, errlog=self._errlog or sys.stderr)
+
+    async def _read_loop(self, read: Any, tg: TaskGroup) -> None:
+        async for item in read:
+            if isinstance(item, Exception):
+                self.garbage += 1
+                logger.warning("backend %s sent an unreadable message: %s", self.name, item)
+                continue
+            message = item.message
+            if isinstance(message, JSONRPCResponse | JSONRPCError):
+                pending = self._pending.get(message.id) if message.id is not None else None
+                if pending is not None:
+                    pending.message = message
+                    pending.done.set()
+            elif isinstance(message, JSONRPCRequest):
+                tg.start_soon(self._on_request, self, message)
+            else:
+                await self._on_notification(self, message)
+        # The transport ended by itself: the backend is gone.
+        self._stop.set()
+        raise BackendGone("the backend closed its connection")
+
+    def _fail_pending(self) -> None:
+        for pending in self._pending.values():
+            pending.done.set()
+
+    # traffic
+
+    async def send(self, message: JSONRPCMessage) -> None:
+        if self._write is None:
+            raise BackendGone("the backend is not connected")
+        try:
+            await self._write.send(SessionMessage(message))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as err:
+            raise BackendGone("the backend's connection is closed") from err
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None, *, timeout_s: float | None = None
+    ) -> dict[str, Any]:
+        """The backend's result. Raises BackendError for the backend's own error, and
+        InterceptorError for a gateway-side failure (timeout, backend gone).
+
+        Cancelling the caller cancels the request on the backend too.
+        """
+        request_id = next(self._ids)
+        pending = _Pending()
+        self._pending[request_id] = pending
+        limit = timeout_s or self.spec.timeout_s
+        try:
+            request = JSONRPCRequest.model_construct(
+                jsonrpc="2.0", id=request_id, method=method, params=params
+            )
+            if params is None:
+                request = JSONRPCRequest.model_construct(
+                    jsonrpc="2.0", id=request_id, method=method
+                )
+            try:
+                await self.send(request)
+                with anyio.fail_after(limit):
+                    await pending.done.wait()
+            except TimeoutError:
+                await self._cancel(request_id, "timed out in the gateway")
+                raise InterceptorError(
+                    BACKEND_TIMEOUT,
+                    "Backend request timed out",
+                    {"server": self.name, "timeoutMs": int(limit * 1000)},
+                ) from None
+            except BackendGone as gone:
+                raise self.unavailable(str(gone)) from None
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                    await self._cancel(request_id, "cancelled by the client")
+                raise
+            message = pending.message
+            if message is None:
+                raise self.unavailable("the backend exited before answering")
+            if isinstance(message, JSONRPCError):
+                raise BackendError(message.error)
+            return message.result
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        if params is None:
+            message = JSONRPCNotification.model_construct(jsonrpc="2.0", method=method)
+        else:
+            message = JSONRPCNotification.model_construct(
+                jsonrpc="2.0", method=method, params=params
+            )
+        try:
+            await self.send(message)
+        except BackendGone:
+            logger.info("dropped %s for backend %s: not connected", method, self.name)
+
+    async def answer(
+        self, request_id: RequestId, result: dict[str, Any] | None, error: ErrorData | None
+    ) -> None:
+        """Answer a request the backend sent (sampling, elicitation, roots)."""
+        message: JSONRPCMessage
+        if error is not None:
+            message = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+        else:
+            message = JSONRPCResponse.model_construct(
+                jsonrpc="2.0", id=request_id, result=result or {}
+            )
+        try:
+            await self.send(message)
+        except BackendGone:
+            logger.info("could not answer backend %s: not connected", self.name)
+
+    async def _cancel(self, request_id: RequestId, reason: str) -> None:
+        await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+
+    def unavailable(self, reason: str) -> InterceptorError:
+        return InterceptorError(
+            INTERNAL_ERROR, "Backend unavailable", {"server": self.name, "reason": reason}
+        )
+
+
+def _describe(err: BaseException) -> str:
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    text = str(err)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__

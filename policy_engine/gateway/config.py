@@ -1,0 +1,274 @@
+"""The gateway's TOML config file: the command line's settings, plus per-entry ones.
+
+Unknown keys are errors (a typo must not leave a policy unapplied), and every
+error names ``file:line`` of the table or key at fault. Relative paths (policy
+files, a backend's ``cwd``) are relative to the file's folder. See
+docs/gateway.md for the reference.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from policy_engine.chain import ServerSpec
+from policy_engine.wire import InterceptorOverrides
+
+from .backend import BackendSpec
+from .serve import GatewayOptions
+
+
+class ConfigError(ValueError):
+    """The config file (or a flag) cannot be used; the message names file:line."""
+
+
+_TOP = {
+    "policies",
+    "side",
+    "block_style",
+    "expose_interceptors",
+    "chain_timeout_ms",
+    "interceptor_timeout_ms",
+    "decision_log",
+    "log_payloads",
+    "verbose",
+    "http",
+    "backends",
+    "interceptors",
+    "overrides",
+}
+_HTTP = {"listen", "auth_token_env", "stateless", "allowed_hosts"}
+_BACKEND = {
+    "name",
+    "command",
+    "url",
+    "bearer_token_env",
+    "env",
+    "cwd",
+    "timeout_ms",
+    "on_exit",
+    "max_restarts",
+}
+_INTERCEPTOR = {"id", "command", "url", "bearer_token_env", "env", "cwd"}
+_OVERRIDE = {"fail_open", "timeout_ms", "mode", "priority_hint"}
+
+
+def options_from_flags() -> GatewayOptions:
+    return GatewayOptions()
+
+
+class _Lines:
+    """Finds the line of a table header or a key, for error messages."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def table(self, name: str, index: int = 0) -> int:
+        pattern = re.compile(rf"^\s*\[\[?\s*{re.escape(name)}\s*\]\]?\s*(#.*)?$")
+        hits = [n for n, line in enumerate(self.lines, start=1) if pattern.match(line)]
+        return hits[index] if index < len(hits) else 1
+
+    def key(self, key: str, after: int = 1) -> int:
+        pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
+        for number in range(after, len(self.lines) + 1):
+            if pattern.match(self.lines[number - 1]):
+                return number
+        return after
+
+    def error(self, line: int, message: str) -> ConfigError:
+        return ConfigError(f"{self.path}:{line}: error: {message}")
+
+
+def load_config(path: Path) -> GatewayOptions:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror}") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        line = getattr(err, "lineno", None) or _line_of(str(err))
+        raise ConfigError(f"{path}:{line}: error: not valid TOML: {_toml_message(err)}") from None
+    return _build(raw, _Lines(path, text), path.resolve().parent)
+
+
+def _line_of(message: str) -> int:
+    found = re.search(r"line (\d+)", message)
+    return int(found.group(1)) if found else 1
+
+
+def _toml_message(err: tomllib.TOMLDecodeError) -> str:
+    return re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
+
+
+def _unknown(
+    lines: _Lines, where: Mapping[str, Any], allowed: set[str], after: int, what: str
+) -> None:
+    for key in where:
+        if key not in allowed:
+            hint = ", ".join(sorted(allowed))
+            raise lines.error(
+                lines.key(key, after), f"unknown key `{key}` in {what} (known: {hint})"
+            )
+
+
+def _build(raw: dict[str, Any], lines: _Lines, base: Path) -> GatewayOptions:
+    _unknown(lines, raw, _TOP, 1, "the top level")
+    options = GatewayOptions(source=lines.path)
+
+    def want(value: Any, kind: type | tuple[type, ...], line: int, what: str) -> Any:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise lines.error(line, f"`{what}` has the wrong type")
+        return value
+
+    policies = want(raw.get("policies", []), list, lines.key("policies"), "policies")
+    for entry in policies:
+        policy = base / want(entry, str, lines.key("policies"), "policies")
+        if not policy.exists():
+            raise lines.error(lines.key("policies"), f"policy path `{entry}` does not exist")
+        options.policies.append(policy)
+    side = raw.get("side", "client")
+    if side not in ("client", "server"):
+        raise lines.error(lines.key("side"), '`side` must be "client" or "server"')
+    options.side = side
+    block = raw.get("block_style", "error")
+    if block not in ("error", "result"):
+        raise lines.error(lines.key("block_style"), '`block_style` must be "error" or "result"')
+    options.block_style = block
+    for flag in ("expose_interceptors", "log_payloads", "verbose"):
+        if flag in raw:
+            setattr(options, flag, want(raw[flag], bool, lines.key(flag), flag))
+    for millis in ("chain_timeout_ms", "interceptor_timeout_ms"):
+        if millis in raw:
+            value = want(raw[millis], int, lines.key(millis), millis)
+            if value <= 0:
+                raise lines.error(lines.key(millis), f"`{millis}` must be positive")
+            setattr(options, millis, value)
+    if "decision_log" in raw:
+        options.decision_log = want(raw["decision_log"], str, lines.key("decision_log"), "x")
+    _http(raw.get("http"), options, lines)
+    backends = want(raw.get("backends", []), list, lines.table("backends"), "backends")
+    for index, entry in enumerate(backends):
+        options.backends.append(_backend(entry, lines, lines.table("backends", index), base))
+    names = [b.name for b in options.backends]
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            raise lines.error(lines.table("backends", index), f"two backends are named `{name}`")
+    servers = want(raw.get("interceptors", []), list, lines.table("interceptors"), "interceptors")
+    for index, entry in enumerate(servers):
+        options.interceptors.append(
+            _interceptor_server(entry, lines, lines.table("interceptors", index), base)
+        )
+    for name, settings in want(raw.get("overrides", {}), dict, 1, "overrides").items():
+        line = lines.table(f"overrides.{name}")
+        if not isinstance(settings, dict):
+            raise lines.error(line, f"`overrides.{name}` must be a table")
+        _unknown(lines, settings, _OVERRIDE, line, f"[overrides.{name}]")
+        options.overrides[name] = _overrides(settings, lines, line)
+    return options
+
+
+def _http(section: Any, options: GatewayOptions, lines: _Lines) -> None:
+    if section is None:
+        return
+    line = lines.table("http")
+    if not isinstance(section, dict):
+        raise lines.error(line, "`http` must be a table")
+    _unknown(lines, section, _HTTP, line, "[http]")
+    listen = section.get("listen")
+    if listen is not None:
+        host, sep, port = str(listen).rpartition(":")
+        if not sep or not port.isdigit():
+            raise lines.error(lines.key("listen", line), '`listen` wants "HOST:PORT"')
+        options.listen = (host or "127.0.0.1", int(port))
+    variable = section.get("auth_token_env")
+    if variable is not None:
+        token = os.environ.get(str(variable))
+        if not token:
+            raise lines.error(
+                lines.key("auth_token_env", line), f"environment variable `{variable}` is not set"
+            )
+        options.auth_token = token
+    options.stateless = bool(section.get("stateless", False))
+    options.allowed_hosts = tuple(str(h) for h in section.get("allowed_hosts", []))
+
+
+def _command(value: Any, lines: _Lines, line: int) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(shlex.split(value))
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise lines.error(line, "`command` must be a string or a list of strings")
+
+
+def _token(entry: dict[str, Any], lines: _Lines, line: int) -> str | None:
+    variable = entry.get("bearer_token_env")
+    if variable is None:
+        return None
+    token = os.environ.get(str(variable))
+    if not token:
+        raise lines.error(
+            lines.key("bearer_token_env", line), f"environment variable `{variable}` is not set"
+        )
+    return token
+
+
+def _backend(entry: Any, lines: _Lines, line: int, base: Path) -> BackendSpec:
+    if not isinstance(entry, dict):
+        raise lines.error(line, "each [[backends]] entry must be a table")
+    _unknown(lines, entry, _BACKEND, line, "[[backends]]")
+    fields: dict[str, Any] = {"name": entry.get("name", "")}
+    if "command" in entry:
+        fields["command"] = _command(entry["command"], lines, lines.key("command", line))
+        fields["cwd"] = str(base / entry.get("cwd", "."))
+    if "url" in entry:
+        fields["url"] = entry["url"]
+        fields["bearer_token"] = _token(entry, lines, line)
+    if "env" in entry:
+        fields["env"] = {str(k): str(v) for k, v in dict(entry["env"]).items()}
+    if "timeout_ms" in entry:
+        fields["timeout_s"] = float(entry["timeout_ms"]) / 1000
+    for key in ("on_exit", "max_restarts"):
+        if key in entry:
+            fields[key] = entry[key]
+    try:
+        return BackendSpec(**fields)
+    except (ValueError, TypeError) as err:
+        raise lines.error(line, str(err)) from None
+
+
+def _interceptor_server(entry: Any, lines: _Lines, line: int, base: Path) -> ServerSpec:
+    if not isinstance(entry, dict):
+        raise lines.error(line, "each [[interceptors]] entry must be a table")
+    _unknown(lines, entry, _INTERCEPTOR, line, "[[interceptors]]")
+    try:
+        if "url" in entry:
+            spec = ServerSpec(
+                url=str(entry["url"]),
+                id=str(entry.get("id", "")),
+                bearer_token=_token(entry, lines, line),
+            )
+        else:
+            spec = ServerSpec(
+                command=_command(entry.get("command"), lines, lines.key("command", line)),
+                id=str(entry.get("id", "")),
+                env=entry.get("env"),
+                cwd=str(base / entry.get("cwd", ".")),
+            )
+    except ValueError as err:
+        raise lines.error(line, str(err)) from None
+    return spec
+
+
+def _overrides(settings: dict[str, Any], lines: _Lines, line: int) -> InterceptorOverrides:
+    try:
+        return InterceptorOverrides.model_validate(settings)
+    except ValueError as err:
+        first = str(err).splitlines()
+        raise lines.error(line, f"bad override: {first[1] if len(first) > 1 else err}") from None

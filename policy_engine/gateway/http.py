@@ -1,0 +1,170 @@
+"""The gateway's streamable HTTP front: one gateway session (and backend session) per client.
+
+Each MCP session the client opens gets the SDK's own streamable HTTP server
+transport, so the wire is exactly the SDK's (SSE streams for what relates to a
+request, a GET stream for the rest), and a gateway session of its own with its
+own backend connections: a backend's per-session state (its handshake, its
+subscriptions) is never shared between clients. The hardening is the server
+package's: loopback by default, Host/Origin checks, bearer-token auth, a body
+size limit, at most ``max_sessions`` sessions, idle sessions closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import anyio
+import uvicorn
+from anyio.abc import TaskGroup, TaskStatus
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from policy_engine.interception import Interception
+from policy_engine.server.auth import BearerTokenMiddleware
+from policy_engine.server.http_app import MCP_PATH, listen, security_settings
+from policy_engine.server.http_connections import guarded_protocol
+from policy_engine.server.http_guard import RequestGuard
+from policy_engine.server.limits import TransportLimits
+from policy_engine.server.rejections import RejectionLog
+
+from .serve import GatewayOptions, session_options
+from .session import GatewaySession
+
+logger = logging.getLogger("policyc.gateway")
+
+MAX_SESSIONS = 256
+"""Each session owns backend connections (a process per stdio backend), so fewer than
+the interceptor server allows."""
+
+
+class _Sessions:
+    """The ASGI app at ``/mcp``: routes each request to its session's transport."""
+
+    def __init__(
+        self,
+        options: GatewayOptions,
+        interception: Interception,
+        tg: TaskGroup,
+        limits: TransportLimits,
+    ):
+        self.options = options
+        self.limits = limits
+        self.interception = interception
+        self.tg = tg
+        host = options.listen[0] if options.listen else "127.0.0.1"
+        self.security = security_settings(host, options.allowed_hosts)
+        self.live: dict[str, StreamableHTTPServerTransport] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"].rstrip("/") != MCP_PATH:
+            await _plain(send, 404, b"not found")
+            return
+        headers = dict(scope["headers"])
+        session_id = headers.get(MCP_SESSION_ID_HEADER.lower().encode())
+        if session_id is not None:
+            transport = self.live.get(session_id.decode("latin-1"))
+            if transport is None:
+                await _plain(send, 404, b"session not found")
+                return
+            await transport.handle_request(scope, receive, send)
+            return
+        if len(self.live) >= MAX_SESSIONS:
+            await _plain(send, 503, b"too many sessions")
+            return
+        transport = StreamableHTTPServerTransport(
+            mcp_session_id=uuid.uuid4().hex,
+            security_settings=self.security,
+            idle_timeout=self.limits.session_idle_timeout,
+        )
+        await self.tg.start(self._run_session, transport)
+        await transport.handle_request(scope, receive, send)
+
+    async def _run_session(
+        self, transport: StreamableHTTPServerTransport, *, task_status: TaskStatus[None]
+    ) -> None:
+        key = transport.mcp_session_id
+        assert key is not None
+        self.live[key] = transport
+        try:
+            async with transport.connect() as (read_stream, write_stream):
+                task_status.started()
+                session = GatewaySession(
+                    self.interception,
+                    session_options(self.options, self.interception, key),
+                    write_stream,
+                )
+                idle = transport.idle_scope or anyio.CancelScope()
+                with idle:
+                    await session.run(read_stream)
+        except Exception:
+            logger.exception("HTTP session %s failed", key[:8])
+        finally:
+            self.live.pop(key, None)
+            with anyio.CancelScope(shield=True):
+                await transport.terminate()
+
+
+async def _plain(send: Send, status: int, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def build_app(
+    options: GatewayOptions,
+    interception: Interception,
+    tg: TaskGroup,
+    limits: TransportLimits,
+    rejections: RejectionLog,
+) -> ASGIApp:
+    """Outermost first: bearer auth, the request guard (body bounds, strict framing), sessions."""
+    app: ASGIApp = _Sessions(options, interception, tg, limits)
+    app = RequestGuard(
+        app,
+        max_body_bytes=limits.max_message_bytes,
+        body_timeout=limits.body_timeout,
+        rejections=rejections,
+    )
+    if options.auth_token is not None:
+        app = BearerTokenMiddleware(app, options.auth_token)
+    return app
+
+
+async def serve_http(options: GatewayOptions, interception: Interception) -> None:
+    """Serve until cancelled or signalled."""
+    from policy_engine.server.http_app import _AnnouncingServer, _serve_until_cancelled
+
+    assert options.listen is not None
+    host, port = options.listen
+    limits = TransportLimits()
+    rejections = RejectionLog()
+    sock = listen(host, port, auth_configured=options.auth_token is not None)
+    bound: int = sock.getsockname()[1]
+    async with anyio.create_task_group() as tg:
+        config = uvicorn.Config(
+            build_app(options, interception, tg, limits, rejections),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=2,
+            http=guarded_protocol(limits.header_timeout, limits.connections(), rejections),
+            timeout_keep_alive=limits.idle_timeout,  # type: ignore[arg-type]
+        )
+
+        def announce() -> None:
+            logger.info("serving on http://%s:%d%s", host, bound, MCP_PATH)
+
+        try:
+            await _serve_until_cancelled(_AnnouncingServer(config, announce), sock)
+        finally:
+            sock.close()
+            tg.cancel_scope.cancel()
+
+
+__all__ = ["build_app", "serve_http"]

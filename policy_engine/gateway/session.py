@@ -1,0 +1,493 @@
+"""One client connection through the gateway: every message, both ways, through the chain.
+
+The front is any pair of SDK message streams (the stdio transport, or one
+streamable HTTP session). Each client request runs in a task of its own so a
+slow call never holds up the others; a ``notifications/cancelled`` cancels
+that task, which cancels the request on the backend too, and a cancelled
+request gets no answer (as MCP asks). Every other request gets exactly one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import anyio
+from anyio.abc import TaskGroup
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp_types import (
+    ErrorData,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+)
+
+from policy_engine.interception import Interception, InterceptionSession, Refuse
+from policy_engine.wire import InterceptorError
+from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS
+
+from .backend import Backend, BackendError, BackendSpec
+from .federation import NAMED_LISTS, URI_LISTS, Routes, merge_handshakes, merge_named, merge_uris
+
+logger = logging.getLogger("policyc.gateway")
+
+EXTENSION_ID = "io.modelcontextprotocol/interceptors"
+_HANDSHAKES = ("initialize", "server/discover")
+_MAX_PAGES = 100
+HANDSHAKE_TIMEOUT_S = 30.0
+"""The least time a backend gets to answer its handshake: starting a server process can
+take far longer than any later request is allowed."""
+_DRAIN_S = 5.0
+
+
+@dataclass
+class SessionOptions:
+    backends: list[BackendSpec]
+    expose_interceptors: bool = False
+    session_id: str | None = None
+    errlog: TextIO | None = None
+    on_fatal: Callable[[str], None] | None = None
+    interceptor_capability: dict[str, Any] = field(default_factory=dict)
+
+
+class _Reply:
+    __slots__ = ("error", "result")
+
+    def __init__(self, result: dict[str, Any] | None = None, error: ErrorData | None = None):
+        self.result = result
+        self.error = error
+
+
+def _error(err: InterceptorError) -> _Reply:
+    return _Reply(error=ErrorData(code=err.code, message=err.message, data=err.data))
+
+
+class GatewaySession:
+    """Routes one client's traffic to its backends, with the chain on every message."""
+
+    def __init__(self, interception: Interception, options: SessionOptions, front_write: Any):
+        self.options = options
+        self.chain = InterceptionSession(interception, session_id=options.session_id)
+        self._front = front_write
+        self.backends = {
+            spec.name: Backend(
+                spec,
+                on_request=self._backend_request,
+                on_notification=self._backend_notification,
+                on_exit=self._backend_exit,
+                errlog=options.errlog,
+            )
+            for spec in options.backends
+        }
+        self._order = list(self.backends.values())
+        self.federated = len(self._order) > 1
+        self.routes = Routes()
+        self._inflight: dict[RequestId, anyio.CancelScope] = {}
+        # progress token -> the client request it reports on (HTTP routes by it)
+        self._progress: dict[Any, RequestId] = {}
+        self._front_ids = itertools.count(1)
+        self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
+        self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
+        self._handshake: tuple[str, dict[str, Any] | None] | None = None
+        self._ready: dict[str, anyio.Event] = {}
+        self._tg: TaskGroup | None = None
+        self.fatal: str | None = None
+
+    # the session's life
+
+    async def run(self, front_read: Any) -> None:
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            for backend in self._order:
+                ready = anyio.Event()
+                ready.set()
+                self._ready[backend.name] = ready
+                await backend.connect(tg)
+            async with anyio.create_task_group() as requests:
+                async for item in front_read:
+                    if isinstance(item, Exception):
+                        continue
+                    await self._client_message(item.message, requests)
+                with anyio.move_on_after(_DRAIN_S):
+                    while self._inflight:
+                        await anyio.sleep(0.01)
+                requests.cancel_scope.cancel()
+            for backend in self._order:
+                backend.close()
+
+    def _stop(self, reason: str) -> None:
+        self.fatal = reason
+        if self.options.on_fatal is not None:
+            self.options.on_fatal(reason)
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+
+    # client -> gateway
+
+    async def _client_message(self, message: JSONRPCMessage, requests: TaskGroup) -> None:
+        if isinstance(message, JSONRPCRequest):
+            logger.debug("client -> %s (id %s)", message.method, message.id)
+            scope = anyio.CancelScope()
+            self._inflight[message.id] = scope
+            requests.start_soon(self._serve_request, message, scope)
+        elif isinstance(message, JSONRPCResponse | JSONRPCError):
+            waiting = self._awaiting.get(message.id) if message.id is not None else None
+            if waiting is not None:
+                waiting[1].append(message)
+                waiting[0].set()
+        else:
+            await self._client_notification(message)
+
+    async def _client_notification(self, message: JSONRPCNotification) -> None:
+        logger.debug("client -> notification %s", message.method)
+        params = message.params
+        if message.method == "notifications/cancelled":
+            scope = self._inflight.get((params or {}).get("requestId"))  # type: ignore[arg-type]
+            if scope is not None:
+                scope.cancel()
+            return
+        outcome = await self.chain.notification(
+            message.method, params, origin="client", server=None
+        )
+        if isinstance(outcome, Refuse):
+            logger.info("dropped client notification %s: blocked by policy", message.method)
+            return
+        for backend in self._order:
+            await backend.notify(message.method, outcome.payload)
+
+    async def _serve_request(self, request: JSONRPCRequest, scope: anyio.CancelScope) -> None:
+        reply = _Reply(error=ErrorData(code=INTERNAL_ERROR, message="Internal error"))
+        meta = (request.params or {}).get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if isinstance(token, str | int):
+            self._progress[token] = request.id
+        with scope:
+            try:
+                reply = await self._handle(request.method, request.params)
+            except InterceptorError as err:
+                reply = _error(err)
+            except BackendError as err:
+                reply = _Reply(error=err.error)
+            except Exception as err:
+                logger.exception("gateway failed on %s", request.method)
+                reply = _Reply(
+                    error=ErrorData(
+                        code=INTERNAL_ERROR,
+                        message="Internal error",
+                        data={"reason": type(err).__name__},
+                    )
+                )
+        self._inflight.pop(request.id, None)
+        if token is not None:
+            self._progress.pop(token, None)
+        if scope.cancelled_caught:
+            return  # the client cancelled it: MCP says it is not answered
+        message: JSONRPCMessage
+        if reply.error is not None:
+            message = JSONRPCError(jsonrpc="2.0", id=request.id, error=reply.error)
+        else:
+            message = JSONRPCResponse.model_construct(
+                jsonrpc="2.0", id=request.id, result=reply.result or {}
+            )
+        await self._send_front(message)
+
+    async def _send_front(self, message: JSONRPCMessage, related: RequestId | None = None) -> None:
+        """Write to the client; ``related`` names the client request a message belongs
+        to, which the HTTP front needs to put it on that request's stream."""
+        metadata = (
+            ServerMessageMetadata(related_request_id=related) if related is not None else None
+        )
+        try:
+            await self._front.send(SessionMessage(message, metadata=metadata))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            logger.debug("client gone; dropped a message")
+
+    # routing
+
+    async def _handle(self, method: str, params: dict[str, Any] | None) -> _Reply:
+        if method in _HANDSHAKES:
+            return await self._handshake_with(method, params)
+        if self.federated:
+            if method in NAMED_LISTS or method in URI_LISTS:
+                return await self._federated_list(method)
+            if method in ("logging/setLevel", "ping"):
+                replies = [await self._call(b, method, params) for b in self._order]
+                return next((r for r in replies if r.error is None), replies[0])
+            backend, params = await self._route(method, params)
+        else:
+            backend = self._order[0]
+        return await self._call(backend, method, params)
+
+    async def _call(self, backend: Backend, method: str, params: dict[str, Any] | None) -> _Reply:
+        outcome = await self.chain.client_request(method, params, server=backend.name)
+        if isinstance(outcome, Refuse):
+            return _refused(outcome)
+        result = await self._request(backend, method, outcome.payload)
+        answer = await self.chain.client_response(method, result, server=backend.name)
+        if isinstance(answer, Refuse):
+            return _refused(answer)
+        return _Reply(result=answer.payload)
+
+    async def _request(
+        self,
+        backend: Backend,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout_s: float | None = None,
+    ) -> dict[str, Any]:
+        ready = self._ready[backend.name]
+        if not ready.is_set():
+            with anyio.move_on_after(backend.spec.timeout_s):
+                await ready.wait()
+        if not backend.alive:
+            raise backend.unavailable("the backend is not running")
+        return await backend.request(method, params, timeout_s=timeout_s)
+
+    async def _route(
+        self, method: str, params: dict[str, Any] | None
+    ) -> tuple[Backend, dict[str, Any] | None]:
+        body = params or {}
+        if method in ("tools/call", "prompts/get"):
+            return await self._by_name(method, body, "name")
+        if method.startswith("resources/") and isinstance(body.get("uri"), str):
+            if not self.routes.resources:
+                await self._federated_list("resources/list")
+            owner = self.routes.resources.get(body["uri"])
+            return (self.backends[owner] if owner else self._order[0]), params
+        if method == "completion/complete":
+            ref = body.get("ref") or {}
+            if ref.get("type") == "ref/prompt" and isinstance(ref.get("name"), str):
+                backend, original = await self._lookup("prompts/get", ref["name"])
+                return backend, {**body, "ref": {**ref, "name": original}}
+            if isinstance(ref.get("uri"), str):
+                owner = self.routes.resources.get(ref["uri"])
+                return (self.backends[owner] if owner else self._order[0]), params
+        return self._order[0], params
+
+    async def _by_name(
+        self, method: str, body: dict[str, Any], key: str
+    ) -> tuple[Backend, dict[str, Any]]:
+        name = body.get(key)
+        if not isinstance(name, str):
+            raise InterceptorError(INVALID_PARAMS, "Invalid params", {"reason": f"missing {key}"})
+        backend, original = await self._lookup(method, name)
+        return backend, {**body, key: original}
+
+    async def _lookup(self, method: str, name: str) -> tuple[Backend, str]:
+        table = self.routes.table(method)
+        if name not in table:
+            await self._federated_list(
+                "tools/list" if method.startswith("tools/") else "prompts/list"
+            )
+        if name not in table:
+            noun = "tool" if method.startswith("tools/") else "prompt"
+            raise InterceptorError(
+                INVALID_PARAMS, f"Unknown {noun}", {"reason": f"no backend offers this {noun}"}
+            )
+        owner, original = table[name]
+        return self.backends[owner], original
+
+    async def _federated_list(self, method: str) -> _Reply:
+        pages: list[tuple[str, dict[str, Any]]] = []
+        failures: list[_Reply] = []
+        key = NAMED_LISTS.get(method) or URI_LISTS[method]
+        for backend in self._order:
+            items: list[Any] = []
+            cursor: str | None = None
+            for _ in range(_MAX_PAGES):
+                try:
+                    reply = await self._call(
+                        backend, method, {"cursor": cursor} if cursor else None
+                    )
+                except (InterceptorError, BackendError) as err:
+                    logger.warning("backend %s: %s failed: %s", backend.name, method, err)
+                    reply = _Reply(error=ErrorData(code=INTERNAL_ERROR, message=str(err)))
+                if reply.error is not None or reply.result is None:
+                    failures.append(reply)
+                    break
+                items.extend(reply.result.get(key) or [])
+                cursor = reply.result.get("nextCursor")
+                if not isinstance(cursor, str):
+                    break
+            else:
+                logger.warning(
+                    "backend %s: %s has more than %d pages", backend.name, method, _MAX_PAGES
+                )
+            if not failures or failures[-1].result is not None:
+                pages.append((backend.name, {key: items}))
+        blocked = [f for f in failures if f.error is not None and f.error.code == INVALID_PARAMS]
+        if blocked:
+            return blocked[0]
+        if not pages and failures:
+            return failures[0]
+        merge = merge_named if method in NAMED_LISTS else merge_uris
+        return _Reply(result=merge(method, pages, self.routes))
+
+    async def _handshake_with(self, method: str, params: dict[str, Any] | None) -> _Reply:
+        if method == "initialize":
+            self._handshake = (method, params)
+        results: dict[str, dict[str, Any]] = {}
+        for backend in self._order:
+            limit = max(backend.spec.timeout_s, HANDSHAKE_TIMEOUT_S)
+            results[backend.name] = await self._request(backend, method, params, limit)
+        result = next(iter(results.values())) if not self.federated else merge_handshakes(results)
+        if self.options.expose_interceptors:
+            result = _advertise(result, self.options.interceptor_capability)
+        return _Reply(result=result)
+
+    # backend -> gateway
+
+    async def _backend_request(self, backend: Backend, request: JSONRPCRequest) -> None:
+        logger.debug("%s -> %s (id %s)", backend.name, request.method, request.id)
+        method = request.method
+        outcome = await self.chain.server_request(method, request.params, server=backend.name)
+        if isinstance(outcome, Refuse):
+            await backend.answer(request.id, None, _refusal_error(outcome))
+            return
+        front_id = f"gw-{next(self._front_ids)}"
+        event = anyio.Event()
+        box: list[JSONRPCMessage] = []
+        self._awaiting[front_id] = (event, box)
+        scope = anyio.CancelScope()
+        self._s2c[(backend.name, request.id)] = (front_id, scope)
+        try:
+            with scope:
+                forwarded = JSONRPCRequest.model_construct(
+                    jsonrpc="2.0", id=front_id, method=method, params=outcome.payload
+                )
+                await self._send_front(forwarded, self._latest_request())
+                with anyio.move_on_after(backend.spec.timeout_s) as wait:
+                    await event.wait()
+                if wait.cancelled_caught:
+                    await self._send_front(_cancelled(front_id, "timed out in the gateway"))
+                    error = InterceptorError(
+                        -32001, "Client did not answer in time", {"server": backend.name}
+                    )
+                    await backend.answer(request.id, None, _error(error).error)
+                    return
+        finally:
+            self._awaiting.pop(front_id, None)
+            self._s2c.pop((backend.name, request.id), None)
+        if scope.cancelled_caught or not box:
+            return
+        answer = box[0]
+        if isinstance(answer, JSONRPCError):
+            await backend.answer(request.id, None, answer.error)
+            return
+        assert isinstance(answer, JSONRPCResponse)
+        checked = await self.chain.server_response(method, answer.result, server=backend.name)
+        if isinstance(checked, Refuse):
+            await backend.answer(request.id, None, _refusal_error(checked))
+        else:
+            await backend.answer(request.id, checked.payload, None)
+
+    async def _backend_notification(self, backend: Backend, message: JSONRPCNotification) -> None:
+        logger.debug("%s -> notification %s", backend.name, message.method)
+        params = message.params
+        if message.method == "notifications/cancelled":
+            found = self._s2c.get((backend.name, (params or {}).get("requestId")))  # type: ignore[arg-type]
+            if found is not None:
+                front_id, scope = found
+                scope.cancel()
+                await self._send_front(_cancelled(front_id, (params or {}).get("reason")))
+            return
+        outcome = await self.chain.notification(
+            message.method, params, origin="server", server=backend.name
+        )
+        if isinstance(outcome, Refuse):
+            logger.info("dropped %s from %s: blocked by policy", message.method, backend.name)
+            return
+        related = None
+        if message.method == "notifications/progress" and isinstance(outcome.payload, dict):
+            related = self._progress.get(outcome.payload.get("progressToken"))
+        if outcome.payload is None:
+            forwarded = JSONRPCNotification.model_construct(jsonrpc="2.0", method=message.method)
+        else:
+            forwarded = JSONRPCNotification.model_construct(
+                jsonrpc="2.0", method=message.method, params=outcome.payload
+            )
+        await self._send_front(forwarded, related)
+
+    def _latest_request(self) -> RequestId | None:
+        """The newest client request still open: what a backend's request most likely serves.
+
+        The backend's own request does not say which client request caused it;
+        over HTTP it must ride on some open request's stream (or the GET stream).
+        """
+        return next(reversed(self._inflight), None)
+
+    async def _backend_exit(self, backend: Backend, reason: str) -> None:
+        spec = backend.spec
+        if spec.on_exit == "exit" or backend.restarts >= spec.max_restarts:
+            why = "configured to exit" if spec.on_exit == "exit" else "too many restarts"
+            logger.error(
+                "backend %s exited (%s); stopping the gateway (%s)", spec.name, reason, why
+            )
+            # Let the requests it failed send their errors before everything stops.
+            with anyio.move_on_after(1.0):
+                while self._inflight:
+                    await anyio.sleep(0.01)
+            self._stop(f"backend {spec.name} exited: {reason}")
+            return
+        backend.restarts += 1
+        logger.warning(
+            "backend %s exited (%s); restarting (%d of %d)",
+            spec.name,
+            reason,
+            backend.restarts,
+            spec.max_restarts,
+        )
+        ready = anyio.Event()
+        self._ready[spec.name] = ready
+        try:
+            assert self._tg is not None
+            await backend.connect(self._tg)
+            if self._handshake is not None:
+                method, params = self._handshake
+                limit = max(spec.timeout_s, HANDSHAKE_TIMEOUT_S)
+                await backend.request(method, params, timeout_s=limit)
+                await backend.notify("notifications/initialized", None)
+            logger.warning("backend %s restarted", spec.name)
+        except Exception as err:
+            logger.error("backend %s could not be restarted: %s", spec.name, err)
+            self._stop(f"backend {spec.name} could not be restarted")
+        finally:
+            ready.set()
+
+
+def _refused(refuse: Refuse) -> _Reply:
+    if refuse.result is not None:
+        return _Reply(result=refuse.result)
+    assert refuse.error is not None
+    return _error(refuse.error)
+
+
+def _refusal_error(refuse: Refuse) -> ErrorData:
+    err = refuse.error or InterceptorError(INVALID_PARAMS, "Interceptor validation failed")
+    reply = _error(err)
+    assert reply.error is not None
+    return reply.error
+
+
+def _cancelled(request_id: RequestId, reason: Any) -> JSONRPCNotification:
+    params: dict[str, Any] = {"requestId": request_id}
+    if isinstance(reason, str):
+        params["reason"] = reason
+    return JSONRPCNotification.model_construct(
+        jsonrpc="2.0", method="notifications/cancelled", params=params
+    )
+
+
+def _advertise(result: dict[str, Any], capability: dict[str, Any]) -> dict[str, Any]:
+    capabilities = dict(result.get("capabilities") or {})
+    for key in ("extensions", "experimental"):
+        section = dict(capabilities.get(key) or {})
+        section[EXTENSION_ID] = capability
+        capabilities[key] = section
+    return {**result, "capabilities": capabilities}

@@ -1,0 +1,413 @@
+"""One MCP message in, one decision out: forward this (perhaps rewritten) payload, or refuse.
+
+The event is the JSON-RPC method (any method, not only the SEP's list). The
+payload is the request's ``params`` or the response's ``result``, never the
+envelope. Which stage runs first depends on who the host acts for and on who
+sent the request the message belongs to (see :meth:`Interception.side`).
+
+Per connection, an :class:`InterceptionSession` remembers what a filtered list
+hid (so a hidden tool, prompt or resource cannot be used anyway) and which
+method each 2026-07-28 input request had (so the input responses on the
+retried request run under the right event).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from policy_engine.chain import InterceptorChain, chain_error, side_for
+from policy_engine.wire import (
+    ChainExecutionParams,
+    ChainExecutionResult,
+    InterceptorError,
+    InvocationContext,
+    Phase,
+    Side,
+)
+from policy_engine.wire.errors import (
+    INTERNAL_ERROR,
+    chain_validation_failed,
+    validation_error_item,
+)
+
+Role = Literal["client", "server"]
+"""The side of the trust boundary the host acts for."""
+BlockStyle = Literal["error", "result"]
+"""What a blocked ``tools/call`` becomes: a JSON-RPC error, or an ``isError`` result."""
+Origin = Literal["client", "server"]
+"""Who sent the request a message belongs to (a response belongs to its request)."""
+
+SKIPPED_METHODS = frozenset(
+    {
+        "initialize",
+        "server/discover",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "interceptors/list",
+        "interceptor/invoke",
+    }
+)
+"""Lifecycle and the interceptor methods themselves: never intercepted, so nothing recurses."""
+
+INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+"""Requests whose 2026-07-28 result may be an ``InputRequiredResult``."""
+
+BLOCKED_META_KEY = "io.policyc/blocked"
+"""``_meta`` key of an ``isError`` block result: the SEP error data, for programs."""
+
+_CARRIED = ("inputResponses", "requestState")
+_MAX_REMEMBERED_INPUTS = 1024
+
+
+@dataclass(frozen=True)
+class ListKind:
+    """A list method, the array in its result, and the call that uses one element."""
+
+    key: str
+    ident: str
+    call: str
+    noun: str
+
+
+LISTS: Mapping[str, ListKind] = {
+    "tools/list": ListKind("tools", "name", "tools/call", "tool"),
+    "prompts/list": ListKind("prompts", "name", "prompts/get", "prompt"),
+    "resources/list": ListKind("resources", "uri", "resources/read", "resource"),
+}
+_CALLS = {kind.call: kind for kind in LISTS.values()}
+
+
+@dataclass(frozen=True)
+class Forward:
+    """Pass the message on, with this payload."""
+
+    payload: Any
+
+
+@dataclass(frozen=True)
+class Refuse:
+    """Answer the sender instead: with ``error`` or, for a blocked tool call, ``result``."""
+
+    error: InterceptorError | None = None
+    result: dict[str, Any] | None = None
+
+
+Outcome = Forward | Refuse
+
+
+@dataclass(frozen=True)
+class ChainRun:
+    """One chain execution, as a decision log records it."""
+
+    event: str
+    phase: Phase
+    side: Side
+    origin: Origin
+    server: str | None
+    session_id: str | None
+    result: ChainExecutionResult
+
+
+class Interception:
+    """The chain and the rules for running it on MCP messages, shared by every connection."""
+
+    def __init__(
+        self,
+        chain: InterceptorChain,
+        *,
+        acts_for: Role = "client",
+        block_style: BlockStyle = "error",
+        chain_timeout_ms: int | None = None,
+        observer: Callable[[ChainRun], None] | None = None,
+    ) -> None:
+        if acts_for not in ("client", "server"):
+            raise ValueError(f"acts_for must be `client` or `server`, not `{acts_for}`")
+        if block_style not in ("error", "result"):
+            raise ValueError(f"block_style must be `error` or `result`, not `{block_style}`")
+        self.chain = chain
+        self.acts_for: Role = acts_for
+        self.block_style: BlockStyle = block_style
+        self.chain_timeout_ms = chain_timeout_ms
+        self.observer = observer
+        self._hooked: dict[tuple[str, Phase], bool] = {}
+
+    def hooked(self, event: str, phase: Phase) -> bool:
+        """Whether any entry fires on this event and phase (cached: entries are fixed)."""
+        key = (event, phase)
+        known = self._hooked.get(key)
+        if known is None:
+            known = any(entry.fires_on(event, phase) for entry in self.chain.entries)
+            self._hooked[key] = known
+        return known
+
+    def side(self, origin: Origin, phase: Phase) -> Side:
+        """Sending or receiving, for a message of a request that ``origin`` sent.
+
+        Acting for the client, the client's requests are sent (mutate, then
+        validate) and their results received (validate, then mutate); for a
+        request the server sends (sampling, elicitation, roots) the roles swap.
+        """
+        role = self.acts_for if origin == "client" else _other(self.acts_for)
+        return side_for(role, phase)
+
+    async def run(
+        self,
+        event: str,
+        phase: Phase,
+        payload: Any,
+        *,
+        origin: Origin,
+        server: str | None = None,
+        session_id: str | None = None,
+    ) -> ChainExecutionResult | None:
+        """The chain's result, or ``None`` when nothing is hooked (the payload passes as is)."""
+        if not self.hooked(event, phase):
+            return None
+        side = self.side(origin, phase)
+        context = InvocationContext(
+            session_id=session_id,
+            server=server,
+            timestamp=datetime.now(UTC).isoformat(timespec="milliseconds"),
+        )
+        params = ChainExecutionParams(
+            event=event,
+            phase=phase,
+            payload=payload,
+            timeout_ms=self.chain_timeout_ms,
+            context=context,
+        )
+        result = await self.chain.execute(params, side=side)
+        if self.observer is not None:
+            self.observer(ChainRun(event, phase, side, origin, server, session_id, result))
+        return result
+
+    def refusal(self, event: str, result: ChainExecutionResult) -> Refuse:
+        """What a failed chain turns into: the SEP's error, or a readable ``isError`` result."""
+        error = chain_error(result)
+        if error is None:  # pragma: no cover - only failed results are refused
+            raise ValueError("refusal of a successful chain")
+        return self.refuse_with(event, error)
+
+    def refuse_with(self, event: str, error: InterceptorError) -> Refuse:
+        """The configured block form of ``error`` for a message of ``event``."""
+        if self.block_style == "result" and event == "tools/call" and error.code != INTERNAL_ERROR:
+            return Refuse(result=blocked_result(error))
+        return Refuse(error=error)
+
+
+def blocked_result(error: InterceptorError) -> dict[str, Any]:
+    """A ``tools/call`` result the model can read; the SEP data rides in ``_meta``."""
+    data = error.data or {}
+    reasons = [item["message"] for item in data.get("validationErrors", []) if "message" in item]
+    text = "; ".join(reasons) or error.message
+    return {
+        "content": [{"type": "text", "text": f"Blocked by policy: {text}"}],
+        "isError": True,
+        "_meta": {BLOCKED_META_KEY: {"code": error.code, "message": error.message, **data}},
+    }
+
+
+class InterceptionSession:
+    """One connection's view: what its lists hid and which input requests are open."""
+
+    def __init__(self, core: Interception, *, session_id: str | None = None) -> None:
+        self.core = core
+        self.session_id = session_id
+        # (call method, server) -> {hidden identifier: interceptor that hid it}
+        self._hidden: dict[tuple[str, str | None], dict[str, str]] = {}
+        self._inputs: OrderedDict[str, str] = OrderedDict()
+
+    async def _run(
+        self, event: str, phase: Phase, payload: Any, origin: Origin, server: str | None
+    ) -> ChainExecutionResult | None:
+        return await self.core.run(
+            event, phase, payload, origin=origin, server=server, session_id=self.session_id
+        )
+
+    # client to server
+
+    async def client_request(
+        self, method: str, params: dict[str, Any] | None, *, server: str | None = None
+    ) -> Outcome:
+        """A request from the client: refused, or forwarded with the chain's payload."""
+        if method in SKIPPED_METHODS:
+            return Forward(params)
+        hidden = self._hidden_use(method, params, server)
+        if hidden is not None:
+            return hidden
+        body: dict[str, Any] = params or {}
+        carried: dict[str, Any] = {}
+        if any(key in body for key in _CARRIED):
+            body = {k: v for k, v in body.items() if k not in _CARRIED}
+            if "requestState" in (params or {}):
+                carried["requestState"] = (params or {})["requestState"]
+            responses = (params or {}).get("inputResponses")
+            if responses is not None:
+                checked = await self._input_responses(responses, server)
+                if isinstance(checked, Refuse):
+                    return checked
+                carried["inputResponses"] = checked.payload
+        result = await self._run(method, "request", body, "client", server)
+        if result is None:
+            return Forward(params)
+        if not result.allowed:
+            return self.core.refusal(method, result)
+        final = result.final_payload
+        if carried:
+            final = {**(final if isinstance(final, dict) else {}), **carried}
+        return Forward(final)
+
+    async def client_response(
+        self, method: str, result: dict[str, Any], *, server: str | None = None
+    ) -> Outcome:
+        """The result of a client's request, before the client sees it."""
+        if method in SKIPPED_METHODS:
+            return Forward(result)
+        if method in INPUT_REQUIRED_METHODS and result.get("resultType") == "input_required":
+            return await self._input_requests(result, server)
+        run = await self._run(method, "response", result, "client", server)
+        if run is not None and not run.allowed:
+            return self.core.refusal(method, run)
+        final = result if run is None else run.final_payload
+        kind = LISTS.get(method)
+        if kind is not None and run is not None:
+            self._remember_hidden(kind, server, result, final, run)
+        return Forward(final)
+
+    # server to client
+
+    async def server_request(
+        self, method: str, params: dict[str, Any] | None, *, server: str | None = None
+    ) -> Outcome:
+        """A request from the server (sampling, elicitation, roots), before the client sees it."""
+        if method in SKIPPED_METHODS:
+            return Forward(params)
+        run = await self._run(method, "request", params or {}, "server", server)
+        if run is None:
+            return Forward(params)
+        return Forward(run.final_payload) if run.allowed else self.core.refusal(method, run)
+
+    async def server_response(
+        self, method: str, result: dict[str, Any], *, server: str | None = None
+    ) -> Outcome:
+        """The client's answer to a server's request, before the server gets it."""
+        run = await self._run(method, "response", result, "server", server)
+        if run is None:
+            return Forward(result)
+        return Forward(run.final_payload) if run.allowed else self.core.refusal(method, run)
+
+    async def notification(
+        self, method: str, params: dict[str, Any] | None, *, origin: Origin, server: str | None
+    ) -> Outcome:
+        """A notification (request phase, no answer): a refused one is dropped."""
+        if method in SKIPPED_METHODS:
+            return Forward(params)
+        run = await self._run(method, "request", params or {}, origin, server)
+        if run is None:
+            return Forward(params)
+        return Forward(run.final_payload) if run.allowed else self.core.refusal(method, run)
+
+    # lists and what they hid
+
+    def _remember_hidden(
+        self,
+        kind: ListKind,
+        server: str | None,
+        before: dict[str, Any],
+        after: Any,
+        run: ChainExecutionResult,
+    ) -> None:
+        shown = _idents(after, kind)
+        removed = _idents(before, kind) - shown
+        hidden = self._hidden.setdefault((kind.call, server), {})
+        for ident in shown:
+            hidden.pop(ident, None)
+        if removed:
+            by = next((r.interceptor for r in run.results if r.modified), "policy")
+            for ident in removed:
+                hidden[ident] = by
+
+    def _hidden_use(
+        self, method: str, params: dict[str, Any] | None, server: str | None
+    ) -> Refuse | None:
+        kind = _CALLS.get(method)
+        if kind is None or not params:
+            return None
+        ident = params.get(kind.ident)
+        by = self._hidden.get((method, server), {}).get(ident) if isinstance(ident, str) else None
+        if by is None:
+            return None
+        item = validation_error_item(by, "error", f"this {kind.noun} is hidden by policy")
+        return self.core.refuse_with(method, chain_validation_failed([item]))
+
+    # 2026-07-28 input requests and responses
+
+    async def _input_requests(self, result: dict[str, Any], server: str | None) -> Outcome:
+        requests = result.get("inputRequests")
+        if not isinstance(requests, dict):
+            return Forward(result)
+        checked: dict[str, Any] = {}
+        for key, request in requests.items():
+            method = request.get("method") if isinstance(request, dict) else None
+            if not isinstance(method, str):
+                checked[key] = request
+                continue
+            self._remember_input(key, method)
+            outcome = await self.server_request(method, request.get("params"), server=server)
+            if isinstance(outcome, Refuse):
+                return outcome
+            checked[key] = {**request, "params": outcome.payload}
+        return Forward({**result, "inputRequests": checked})
+
+    async def _input_responses(self, responses: Any, server: str | None) -> Outcome:
+        if not isinstance(responses, dict):
+            return Forward(responses)
+        checked: dict[str, Any] = {}
+        for key, response in responses.items():
+            method = self._inputs.get(key) or _guess_input_method(response)
+            if method is None or not isinstance(response, dict):
+                checked[key] = response
+                continue
+            outcome = await self.server_response(method, response, server=server)
+            if isinstance(outcome, Refuse):
+                return outcome
+            checked[key] = outcome.payload
+        return Forward(checked)
+
+    def _remember_input(self, key: str, method: str) -> None:
+        self._inputs[key] = method
+        self._inputs.move_to_end(key)
+        while len(self._inputs) > _MAX_REMEMBERED_INPUTS:
+            self._inputs.popitem(last=False)
+
+
+def _idents(listing: Any, kind: ListKind) -> set[str]:
+    items = listing.get(kind.key) if isinstance(listing, dict) else None
+    if not isinstance(items, list):
+        return set()
+    return {
+        item[kind.ident]
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get(kind.ident), str)
+    }
+
+
+def _guess_input_method(response: Any) -> str | None:
+    """The method an input response answers, from its shape (keys the server chose are opaque)."""
+    if not isinstance(response, dict):
+        return None
+    if "action" in response:
+        return "elicitation/create"
+    if "roots" in response:
+        return "roots/list"
+    if "model" in response or "role" in response:
+        return "sampling/createMessage"
+    return None
+
+
+def _other(role: Role) -> Role:
+    return "server" if role == "client" else "client"

@@ -1,0 +1,91 @@
+"""A chain run walks the payload once: a mutator's output inherits its input's bounds."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from policy_engine.compiler import Limits, compile_sources
+from policy_engine.compiler import policy_set as policy_set_module
+from policy_engine.compiler.bounds import check_bounds
+from policy_engine.wire.errors import InterceptorError
+
+SOURCE = """
+mutator scrub "Scrubs" {
+  on tools/call request
+  redact $..email with "[EMAIL]"
+  mask $..card keep 4
+  redact $.arguments matching EMAIL, SSN
+}
+mutator drop "Drops" {
+  on tools/call request
+  remove $.arguments.secret
+}
+validator guard "Guards" {
+  on tools/call request
+  deny if $.arguments.note matches /forbidden/ "no" code forbidden
+}
+"""
+
+PAYLOAD = {
+    "name": "send",
+    "arguments": {
+        "email": "bob@example.com",
+        "card": 4111111111111111,
+        "note": "mail bob@example.com, SSN 123-45-6789",
+        "secret": {"k": [1, 2]},
+        "deep": [[["x"]]],
+    },
+}
+
+
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    sizes: list[int] = []
+
+    def counting(payload: Any, limits: Limits, interceptor: str) -> int:
+        size = check_bounds(payload, limits, interceptor)
+        sizes.append(size)
+        return size
+
+    monkeypatch.setattr(policy_set_module, "check_bounds", counting)
+    return sizes
+
+
+def test_string_rewrites_carry_the_estimate_to_the_next_interceptor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    policy = compile_sources({"p.policy": SOURCE})
+    sizes = walks(monkeypatch)
+    scrubbed = policy.invoke_sync("scrub", "tools/call", "request", copy.deepcopy(PAYLOAD))
+    assert scrubbed.modified
+    verdict = policy.invoke_sync("guard", "tools/call", "request", scrubbed.payload)
+    assert verdict.valid
+    assert len(sizes) == 1
+    # The carried figure is the one a walk of the output gives.
+    assert policy._bounded_size(scrubbed.payload, "guard") == check_bounds(
+        scrubbed.payload, Limits(), "x"
+    )
+
+
+def test_a_removal_makes_the_next_interceptor_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    policy = compile_sources({"p.policy": SOURCE})
+    sizes = walks(monkeypatch)
+    dropped = policy.invoke_sync("drop", "tools/call", "request", copy.deepcopy(PAYLOAD))
+    assert dropped.modified
+    policy.invoke_sync("guard", "tools/call", "request", dropped.payload)
+    assert len(sizes) == 2
+
+
+def test_an_output_over_the_limit_is_refused_by_the_next_interceptor() -> None:
+    payload = {"name": "send", "arguments": {"email": "e", "note": "x" * 100}}
+    source = SOURCE.replace('with "[EMAIL]"', 'with "' + "E" * 200 + '"')
+    limit = check_bounds(payload, Limits(), "x") + 50
+    policy = compile_sources({"p.policy": source}, Limits(max_bytes=limit))
+    grown = policy.invoke_sync("scrub", "tools/call", "request", payload)
+    assert grown.modified
+    with pytest.raises(InterceptorError) as raised:
+        policy.invoke_sync("guard", "tools/call", "request", grown.payload)
+    assert raised.value.data is not None
+    assert raised.value.data["limit"] == "maxPayloadBytes"

@@ -1,0 +1,112 @@
+"""One scan over many strings finds exactly the hits of one scan per string."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policy_engine.compiler.candidate_checks import CANDIDATE_CHECKS, luhn_valid
+from policy_engine.compiler.matchers import PatternSpec, TextMatcher, context_free
+from policy_engine.language.builtin_patterns import BUILTIN_PATTERNS
+
+# Patterns chosen to stress the join: some cross a newline (`\s`, `(?s).`,
+# negated classes), some depend on word boundaries or empty matches, some
+# are anchored (never batched), one carries a candidate check.
+REGEXES = [
+    r"\bab+\b",
+    r"a\s+b",
+    r"(?s)a.b",
+    r"[^x]{2}",
+    r"b*",
+    r"\d{4}",
+    r"(?m)^a",
+    r"^a",
+    r"\Aa",
+    r"(?:^|[^a])b",
+    r"x(?:$|[^y])",
+    r"b$",
+    r"\Bb",
+    r"é+",
+    r"(a)(b)?",
+]
+ALPHABET = st.sampled_from(list("ab x\n\té1234\ud800"))
+TEXTS = st.lists(st.text(ALPHABET, max_size=12), min_size=1, max_size=6)
+
+
+def matcher_of(indexes: list[int], checked: bool) -> TextMatcher:
+    specs = [PatternSpec(f"p{i}", REGEXES[i], None) for i in indexes]
+    if checked:
+        specs.append(PatternSpec("card", r"\d{2,6}", luhn_valid))
+    return TextMatcher(specs)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    indexes=st.lists(st.integers(0, len(REGEXES) - 1), min_size=1, max_size=4, unique=True),
+    checked=st.booleans(),
+    texts=TEXTS,
+)
+def test_batched_hits_equal_per_string_hits(
+    indexes: list[int], checked: bool, texts: list[str]
+) -> None:
+    matcher = matcher_of(indexes, checked)
+    assert matcher.hits_many(texts) == [list(matcher.hits(t)) for t in texts]
+
+
+def test_the_shipped_patterns_batch_and_agree_on_mixed_text() -> None:
+    specs = [
+        PatternSpec(name, p.source, CANDIDATE_CHECKS[p.check] if p.check else None)
+        for name, p in BUILTIN_PATTERNS.items()
+    ]
+    matcher = TextMatcher(specs)
+    texts = [
+        "mail bob@example.com or call +14155550100",
+        "card 4111 1111 1111 1111, IBAN GB82 WEST 1234 5698 7654 32",
+        "key AKIAIOSFODNN7EXAMPLE and 4111111111111112 (not Luhn)",
+        "café ünïcode bob@example.com end",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "MIIEow\n-----END RSA PRIVATE KEY-----",
+    ]
+    batched = matcher.hits_many(texts)
+    assert batched == [list(matcher.hits(t)) for t in texts]
+    assert sum(map(len, batched)) >= 6
+
+
+def test_strings_no_match_crosses_are_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    specs = [
+        PatternSpec(name, p.source, CANDIDATE_CHECKS[p.check] if p.check else None)
+        for name, p in BUILTIN_PATTERNS.items()
+    ]
+    matcher = TextMatcher(specs)
+    texts = ["mail bob@example.com now", "café 4111 1111 1111 1111 ünï", "SSN 123-45-6789 ok", "x"]
+    expected = [list(matcher.hits(t)) for t in texts]
+
+    def per_string(text: str) -> None:
+        raise AssertionError("fell back to one scan per string")
+
+    monkeypatch.setattr(matcher, "hits", per_string)
+    assert matcher.hits_many(texts) == expected
+    assert [h.label for h in expected[1]] == ["CREDIT_CARD"]
+    assert texts[1][expected[1][0].start : expected[1][0].end] == "4111 1111 1111 1111"
+
+
+@pytest.mark.parametrize(
+    ("regex", "free"),
+    [
+        (r"\bword\b", True),
+        (r"[^a]b", True),
+        (r"[$^]", True),
+        (r"[]^]x", True),
+        (r"^a", True),
+        (r"a$", True),
+        (r"(?m)^a", True),
+        (r"\^", True),
+        (r"\Aa", False),
+        (r"a\z", False),
+        (r"(?-m)^a", False),
+        (r"(?i-m:^a)", False),
+    ],
+)
+def test_regexes_anchored_to_the_whole_text_are_not_batched(regex: str, free: bool) -> None:
+    assert context_free(regex) is free

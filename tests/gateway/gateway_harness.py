@@ -1,0 +1,118 @@
+"""Starting the real gateway (``policyc gateway`` in a subprocess) in front of real backends."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+RECORDER = HERE / "recording_backend.py"
+TEST_POLICIES = HERE / "policies" / "gateway_test.policy"
+SHIPPED = [ROOT / "policies" / "tool-guard.policy", ROOT / "policies" / "pii.policy"]
+EVERYTHING = (
+    ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+)
+
+
+def recorder(log: Path, name: str = "rec") -> str:
+    return f"{name}={sys.executable} {RECORDER} {log}"
+
+
+def gateway_argv(*args: str, policies: Sequence[Path] | None = None) -> list[str]:
+    chosen = [*SHIPPED, TEST_POLICIES] if policies is None else list(policies)
+    return ["-m", "policy_engine.cli.main", "gateway", *map(str, chosen), *args]
+
+
+def stdio_gateway(*args: str, policies: Sequence[Path] | None = None) -> Any:
+    params = StdioServerParameters(
+        command=sys.executable, args=gateway_argv(*args, policies=policies), cwd=str(ROOT)
+    )
+    return stdio_client(params)
+
+
+@asynccontextmanager
+async def gateway_client(
+    *args: str, policies: Sequence[Path] | None = None, **client_options: Any
+) -> AsyncIterator[Client]:
+    client_options.setdefault("mode", "legacy")
+    async with Client(stdio_gateway(*args, policies=policies), **client_options) as client:
+        yield client
+
+
+def calls(log: Path) -> list[dict[str, Any]]:
+    """What the recording backend actually ran."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line]
+
+
+def text_of(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def everything(name: str = "ev") -> str:
+    """The reference "everything" server from npm, over stdio."""
+    return f"{name}=node {EVERYTHING} stdio"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], limit: float = 30) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before listening")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on port {port}")
+
+
+@contextmanager
+def running(argv: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
+    """A process that serves streamable HTTP on ``port``; yields its /mcp URL."""
+    process = subprocess.Popen(
+        argv, cwd=str(ROOT), env={**os.environ, **(env or {})}, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+@contextmanager
+def http_gateway(*args: str, policies: Sequence[Path] | None = None) -> Iterator[str]:
+    port = free_port()
+    argv = [sys.executable, *gateway_argv("--http", f"127.0.0.1:{port}", *args, policies=policies)]
+    with running(argv, port) as url:
+        yield url
+
+
+@contextmanager
+def everything_http() -> Iterator[str]:
+    port = free_port()
+    with running(["node", str(EVERYTHING), "streamableHttp"], port, {"PORT": str(port)}) as url:
+        yield url

@@ -1,0 +1,141 @@
+"""A backend written with the SDK's high-level API that records every tool call it runs.
+
+Run as ``python recording_backend.py LOG_FILE``; each call appends one JSON
+line to LOG_FILE, so a test can show from the backend's own state that a
+blocked call never arrived.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import InputRequiredResult, SamplingMessage, TextContent
+from pydantic import BaseModel
+
+LOG = sys.argv[1] if len(sys.argv) > 1 else os.devnull
+NAME = os.environ.get("BACKEND_NAME", "recorder")
+server = MCPServer(NAME, instructions=f"{NAME} records its calls")
+
+
+def record(tool: str, **arguments: object) -> None:
+    with open(LOG, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"tool": tool, "arguments": arguments, "at": time.time()}) + "\n")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Returns its input."""
+    record("echo", text=text)
+    return text
+
+
+@server.tool()
+def shell_exec(command: str) -> str:
+    """Pretends to run a shell command (the guard must stop it first)."""
+    record("shell_exec", command=command)
+    return f"ran {command}"
+
+
+@server.tool()
+def lookup_user(user: str) -> str:
+    """Returns personal data, for the redactor to clean."""
+    record("lookup_user", user=user)
+    return f"{user}: email jane.doe@example.com, phone 555-0100"
+
+
+@server.tool()
+def internal_debug() -> str:
+    """A tool the list filter hides."""
+    record("internal_debug")
+    return "debug dump"
+
+
+@server.tool()
+async def slow(steps: int, ctx: Context) -> str:
+    """Reports progress ``steps`` times, a beat apart."""
+    record("slow", steps=steps)
+    try:
+        for step in range(steps):
+            await ctx.report_progress(step + 1, steps)
+            await anyio.sleep(0.2)
+    except anyio.get_cancelled_exc_class():
+        record("slow-cancelled")
+        raise
+    return "done"
+
+
+@server.tool()
+def crash() -> str:
+    """Exits the process mid-call."""
+    record("crash")
+    os._exit(3)
+
+
+@server.tool()
+async def hang() -> str:
+    """Never answers."""
+    record("hang")
+    await anyio.sleep_forever()
+    return "never"
+
+
+class Answer(BaseModel):
+    answer: str
+
+
+@server.tool()
+async def ask(question: str, ctx: Context) -> str | InputRequiredResult:
+    """Elicits an answer from the user (a request on 2025, inputRequests on 2026)."""
+    record("ask", question=question)
+    if ctx.protocol_version == "2026-07-28":
+        responses = ctx.input_responses
+        if not responses:
+            return InputRequiredResult(
+                input_requests={
+                    "q": {
+                        "method": "elicitation/create",
+                        "params": {
+                            "message": question,
+                            "requestedSchema": Answer.model_json_schema(),
+                        },
+                    }
+                },
+                request_state="ask-1",
+            )
+        reply = responses["q"]
+        return f"state={ctx.request_state} answer={json.dumps(reply.model_dump(exclude_none=True))}"
+    result = await ctx.elicit(question, Answer)
+    return f"{result.action}: {getattr(result, 'data', None)}"
+
+
+@server.tool()
+async def summarize(text: str, ctx: Context) -> str | InputRequiredResult:
+    """Asks the client's model to summarize ``text`` (sampling)."""
+    record("summarize", text=text)
+    request = {
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        "maxTokens": 50,
+    }
+    if ctx.protocol_version == "2026-07-28":
+        responses = ctx.input_responses
+        if not responses:
+            return InputRequiredResult(
+                input_requests={"s": {"method": "sampling/createMessage", "params": request}},
+                request_state="sum-1",
+            )
+        reply = responses["s"]
+        return f"model said: {reply.content.text}"  # type: ignore[union-attr]
+    result = await ctx.session.create_message(
+        [SamplingMessage(role="user", content=TextContent(type="text", text=text))],
+        max_tokens=50,
+    )
+    return f"model said: {result.content.text}"  # type: ignore[union-attr]
+
+
+if __name__ == "__main__":
+    server.run()

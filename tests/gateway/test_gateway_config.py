@@ -1,0 +1,93 @@
+"""The TOML config file and its --check, the decision log, and --verbose tracing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from gateway_harness import RECORDER, ROOT, TEST_POLICIES, gateway_client, text_of
+
+from policy_engine.gateway import ConfigError, load_config
+
+CASES = json.loads((Path(__file__).parent / "config_cases.json").read_text())
+
+
+def _check(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "policy_engine.cli.main",
+            "gateway",
+            "--config",
+            str(path),
+            "--check",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(ROOT),
+    )
+
+
+GOOD = f"""
+policies = ["{ROOT / "policies" / "tool-guard.policy"}", "{TEST_POLICIES}"]
+side = "client"
+block_style = "result"
+decision_log = "-"
+
+[[backends]]
+name = "rec"
+command = ["{sys.executable}", "{RECORDER}"]
+timeout_ms = 20000
+on_exit = "restart"
+max_restarts = 2
+
+[overrides.tool-guard]
+timeout_ms = 1000
+"""
+
+
+def test_good_config_checks(tmp_path: Path) -> None:
+    config = tmp_path / "gateway.toml"
+    config.write_text(GOOD)
+    done = _check(config)
+    assert done.returncode == 0, done.stderr
+    options = load_config(config)
+    assert [b.name for b in options.backends] == ["rec"]
+    assert options.backends[0].timeout_s == 20.0
+    assert options.block_style == "result"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+def test_bad_config_names_file_and_line(tmp_path: Path, case: dict[str, str]) -> None:
+    config = tmp_path / "gateway.toml"
+    config.write_text(case["toml"])
+    with pytest.raises(ConfigError) as caught:
+        load_config(config)
+    assert str(caught.value) == f"{config}:{case['line']}: error: {case['message']}"
+    done = _check(config)
+    assert done.returncode == 1
+    assert f"{config}:{case['line']}: error:" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+async def test_config_drives_the_gateway_and_logs_decisions(tmp_path: Path) -> None:
+    config = tmp_path / "gateway.toml"
+    config.write_text(GOOD.replace('decision_log = "-"', f'decision_log = "{tmp_path / "d.log"}"'))
+    with anyio.fail_after(30):
+        async with gateway_client("--config", str(config), "--verbose", policies=[]) as client:
+            blocked = await client.call_tool("shell_exec", {"command": "rm-xyzzy"})
+            assert blocked.is_error
+            assert text_of(await client.call_tool("echo", {"text": "ok"})) == "ok"
+    lines = [json.loads(line) for line in (tmp_path / "d.log").read_text().splitlines()]
+    denied = [r for r in lines if r["event"] == "tools/call" and r["decision"] != "success"]
+    assert denied and denied[0]["server"] == "rec" and denied[0]["phase"] == "request"
+    assert denied[0]["abortedAt"] == "tool-guard"
+    assert {i["name"] for i in denied[0]["interceptors"]} >= {"tool-guard"}
+    assert all("payload" not in r for r in lines)
+    assert "rm-xyzzy" not in (tmp_path / "d.log").read_text()

@@ -1,0 +1,92 @@
+"""The gateway's streamable HTTP front, and streamable HTTP backends."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from gateway_harness import (
+    calls,
+    everything_http,
+    gateway_client,
+    http_gateway,
+    recorder,
+    text_of,
+)
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+LIMIT = 40
+
+
+@asynccontextmanager
+async def http_client(url: str, token: str | None = None, **options: Any) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy", **options) as client,
+    ):
+        yield client
+
+
+async def test_http_front_blocks_redacts_filters(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    seen: list[float] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(value)
+
+    async def sample(context: Any, params: Any) -> types.CreateMessageResult:
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="ok"), model="m"
+        )
+
+    with http_gateway("--backend", recorder(log)) as url, anyio.fail_after(LIMIT):
+        async with http_client(url, sampling_callback=sample) as client:
+            assert client.server_info is not None and client.server_info.name == "recorder"
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("shell_exec", {"command": "ls"})
+            assert caught.value.code == -32602
+            text = text_of(await client.call_tool("lookup_user", {"user": "jane"}))
+            assert "jane.doe@example.com" not in text
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "internal_debug" not in names
+            result = await client.call_tool("slow", {"steps": 2}, progress_callback=progress)
+            assert text_of(result) == "done"
+            assert seen == [1, 2]
+            assert text_of(await client.call_tool("summarize", {"text": "x"})) == "model said: ok"
+    assert [c["tool"] for c in calls(log)] == ["lookup_user", "slow", "summarize"]
+
+
+async def test_http_front_requires_the_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GW_TEST_TOKEN", "s3cret-token")
+    with (
+        http_gateway(
+            "--backend", recorder(tmp_path / "calls.log"), "--auth-token-env", "GW_TEST_TOKEN"
+        ) as url,
+        anyio.fail_after(LIMIT),
+    ):
+        async with httpx2.AsyncClient() as raw:
+            refused = await raw.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert refused.status_code == 401
+        async with http_client(url, token="s3cret-token") as client:
+            assert text_of(await client.call_tool("echo", {"text": "in"})) == "in"
+
+
+async def test_http_backend() -> None:
+    with everything_http() as backend, anyio.fail_after(LIMIT):
+        async with gateway_client("--backend", f"ev={backend}") as client:
+            assert client.server_info is not None
+            assert "everything" in client.server_info.name
+            assert text_of(await client.call_tool("echo", {"message": "hi"})) == "Echo: hi"
+            with pytest.raises(MCPError):
+                await client.call_tool("get-env", {})

@@ -1,0 +1,220 @@
+"""The interception core on its own: real compiled policies, no transport.
+
+Which stage runs first depends on whom the host acts for and who sent the
+request; blocks take the configured form; skipped methods never reach the
+chain; a list filter hides elements from later calls; 2026-07-28 input
+requests and responses run under their own events and requestState is
+passed through untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policy_engine.chain import InterceptorChain
+from policy_engine.compiler import compile_policies
+from policy_engine.interception import (
+    SKIPPED_METHODS,
+    BlockStyle,
+    ChainRun,
+    Forward,
+    Interception,
+    InterceptionSession,
+    Refuse,
+    Role,
+)
+
+POLICY = """
+mutator scrub {
+  on tools/call, sampling/createMessage request
+  redact $..email with "[EMAIL]"
+}
+validator no-email {
+  on tools/call, sampling/createMessage request
+  deny if exists $..email and $..email != "[EMAIL]" "an email address crossed" code email
+}
+validator guard {
+  on tools/call request
+  deny tools ["shell_exec"] "tool is blocked by policy"
+}
+mutator hide {
+  on tools/list response
+  remove $.tools[?(@.name == 'secret_tool')]
+}
+validator no-password {
+  on elicitation/create request
+  deny if $.message matches /(?i)password/ "no passwords"
+}
+validator no-leak {
+  on elicitation/create response
+  deny if any $.content.* matches /hunter2/ "leaked"
+}
+validator everything {
+  on * request
+  deny if $.flag == "deny" "flagged"
+}
+"""
+
+
+@pytest.fixture
+async def chain(tmp_path: Path) -> AsyncIterator[InterceptorChain]:
+    source = tmp_path / "core.policy"
+    source.write_text(POLICY)
+    async with InterceptorChain.connect(local=[compile_policies([source])]) as opened:
+        yield opened
+
+
+def session(
+    chain: InterceptorChain,
+    acts_for: Role = "client",
+    block_style: BlockStyle = "error",
+    runs: list[ChainRun] | None = None,
+) -> InterceptionSession:
+    core = Interception(
+        chain,
+        acts_for=acts_for,
+        block_style=block_style,
+        observer=runs.append if runs is not None else None,
+    )
+    return InterceptionSession(core, session_id="s-1")
+
+
+CALL = {"name": "send", "arguments": {"email": "ann@example.com"}}
+
+
+async def test_client_side_sends_mutate_then_validate(chain: InterceptorChain) -> None:
+    outcome = await session(chain).client_request("tools/call", CALL, server="b")
+    assert isinstance(outcome, Forward)
+    assert outcome.payload["arguments"]["email"] == "[EMAIL]"
+
+
+async def test_server_side_receives_validate_then_mutate(chain: InterceptorChain) -> None:
+    outcome = await session(chain, acts_for="server").client_request("tools/call", CALL)
+    assert isinstance(outcome, Refuse) and outcome.error is not None
+    assert outcome.error.data == {
+        "validationErrors": [
+            {
+                "interceptor": "no-email",
+                "severity": "error",
+                "message": "an email address crossed",
+                "path": "arguments.email",
+            }
+        ]
+    }
+
+
+async def test_a_server_request_swaps_the_roles(chain: InterceptorChain) -> None:
+    params = {"messages": [], "maxTokens": 5, "email": "ann@example.com"}
+    as_client = await session(chain).server_request("sampling/createMessage", params)
+    assert isinstance(as_client, Refuse)  # the client receives it: validate first
+    as_server = await session(chain, acts_for="server").server_request(
+        "sampling/createMessage", params
+    )
+    assert isinstance(as_server, Forward) and as_server.payload["email"] == "[EMAIL]"
+
+
+@pytest.mark.parametrize("style", ["error", "result"])
+async def test_block_forms(chain: InterceptorChain, style: BlockStyle) -> None:
+    outcome = await session(chain, block_style=style).client_request(
+        "tools/call", {"name": "shell_exec", "arguments": {}}
+    )
+    assert isinstance(outcome, Refuse)
+    if style == "error":
+        assert outcome.error is not None and outcome.error.code == -32602
+        assert outcome.error.message == "Interceptor validation failed"
+    else:
+        assert outcome.result is not None and outcome.result["isError"] is True
+        assert (
+            outcome.result["content"][0]["text"] == "Blocked by policy: tool is blocked by policy"
+        )
+        assert outcome.result["_meta"]["io.policyc/blocked"]["code"] == -32602
+
+
+async def test_other_methods_always_get_the_error(chain: InterceptorChain) -> None:
+    outcome = await session(chain, block_style="result").client_request(
+        "prompts/get", {"name": "p", "flag": "deny"}
+    )
+    assert isinstance(outcome, Refuse) and outcome.error is not None and outcome.result is None
+
+
+@pytest.mark.parametrize("method", sorted(SKIPPED_METHODS))
+async def test_skipped_methods_never_run_the_chain(chain: InterceptorChain, method: str) -> None:
+    runs: list[ChainRun] = []
+    params: dict[str, Any] = {"flag": "deny"}
+    outcome = await session(chain, runs=runs).client_request(method, params)
+    assert outcome == Forward(params) and runs == []
+
+
+async def test_any_method_is_an_event(chain: InterceptorChain) -> None:
+    runs: list[ChainRun] = []
+    s = session(chain, runs=runs)
+    assert isinstance(await s.client_request("billing/charge", {"flag": "deny"}), Refuse)
+    assert isinstance(
+        await s.notification("x/y", {"flag": "deny"}, origin="server", server="b"), Refuse
+    )
+    assert [(r.event, r.server, r.session_id) for r in runs] == [
+        ("billing/charge", None, "s-1"),
+        ("x/y", "b", "s-1"),
+    ]
+
+
+async def test_unhooked_messages_pass_as_they_are(chain: InterceptorChain) -> None:
+    runs: list[ChainRun] = []
+    result = {"contents": [{"uri": "a://b", "text": "hi"}]}
+    outcome = await session(chain, runs=runs).client_response("resources/read", result)
+    assert outcome == Forward(result) and runs == []
+
+
+async def test_hidden_tool_cannot_be_called(chain: InterceptorChain) -> None:
+    s = session(chain)
+    listing = {"tools": [{"name": "ok_tool"}, {"name": "secret_tool"}]}
+    shown = await s.client_response("tools/list", listing, server="b")
+    assert isinstance(shown, Forward)
+    assert [t["name"] for t in shown.payload["tools"]] == ["ok_tool"]
+    refused = await s.client_request("tools/call", {"name": "secret_tool"}, server="b")
+    assert isinstance(refused, Refuse) and refused.error is not None
+    assert refused.error.data["validationErrors"][0]["interceptor"] == "hide"
+    # Hidden on that backend only; and shown again once a list shows it.
+    assert isinstance(
+        await s.client_request("tools/call", {"name": "secret_tool"}, server="c"), Forward
+    )
+
+
+async def test_input_requests_and_responses(chain: InterceptorChain) -> None:
+    s = session(chain)
+    interim = {
+        "resultType": "input_required",
+        "inputRequests": {
+            "q": {"method": "elicitation/create", "params": {"message": "your password?"}}
+        },
+        "requestState": "opaque-1",
+    }
+    refused = await s.client_response("tools/call", interim, server="b")
+    assert isinstance(refused, Refuse) and refused.error is not None
+    assert refused.error.data["validationErrors"][0]["interceptor"] == "no-password"
+
+    interim["inputRequests"]["q"]["params"]["message"] = "colour?"  # type: ignore[index]
+    passed = await s.client_response("tools/call", interim, server="b")
+    assert isinstance(passed, Forward) and passed.payload["requestState"] == "opaque-1"
+
+    retry = {
+        "name": "ask",
+        "arguments": {},
+        "inputResponses": {"q": {"action": "accept", "content": {"answer": "hunter2"}}},
+        "requestState": "opaque-1",
+    }
+    leaked = await s.client_request("tools/call", retry, server="b")
+    assert isinstance(leaked, Refuse) and leaked.error is not None
+    assert leaked.error.data["validationErrors"][0]["interceptor"] == "no-leak"
+
+    retry["inputResponses"] = {"q": {"action": "accept", "content": {"answer": "blue"}}}
+    retry["arguments"] = {"email": "ann@example.com"}
+    forwarded = await s.client_request("tools/call", retry, server="b")
+    assert isinstance(forwarded, Forward)
+    assert forwarded.payload["requestState"] == "opaque-1"
+    assert forwarded.payload["inputResponses"] == retry["inputResponses"]
+    assert forwarded.payload["arguments"]["email"] == "[EMAIL]"
