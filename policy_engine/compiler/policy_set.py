@@ -122,17 +122,20 @@ class CompiledInterceptor:
 def compile_interceptor(
     resolved: ResolvedInterceptor, env: CompileEnv, names: Mapping[str, str] | None = None
 ) -> CompiledInterceptor:
-    groups = build_match_groups(resolved.rules, env.patterns, env.path)
+    """Lower the core rules; the rule as written names each in traces and coverage."""
+    if len(resolved.core_rules) != len(resolved.rules) or not resolved.descriptor_fields:
+        raise ValueError(f"`{resolved.name}` has not been through the desugar and describe stages")
+    groups = build_match_groups(resolved.core_rules, env.patterns, env.path)
     env = CompileEnv(env.patterns, env.paths, groups)
     compiled = CompiledInterceptor(resolved)
-    for rule in resolved.rules:
+    for rule, core in zip(resolved.rules, resolved.core_rules, strict=True):
         ref = rule_ref(resolved.name, rule, names)
-        if isinstance(rule, ast.FLOW_RULES):
-            compiled.flows.append(compile_flow(rule, ref, env))
-        elif resolved.is_validator:
-            compiled.checks.append(compile_check(rule, ref, env))
+        if isinstance(core, ast.FLOW_RULES):
+            compiled.flows.append(compile_flow(core, ref, env))
+        elif isinstance(core, ast.CheckRule):
+            compiled.checks.append(compile_check(core, ref, env))
         else:
-            compiled.mutations.append(compile_mutation(rule, ref, env))  # type: ignore[arg-type]
+            compiled.mutations.append(compile_mutation(core, ref, env))
     compiled.plan = list(group_rewrites(compiled.mutations))
     return compiled
 
