@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..wire.constants import Phase
 from . import ast
 from .diagnostics import Diagnostic
 from .globs import glob_matches, glob_within, globs_intersect
@@ -298,6 +299,9 @@ def analyze_allow_cover(model: PolicySetModel) -> Iterator[Diagnostic]:
     for validator in validators:
         hooks = set(validator.hooked())
         for rule in validator.rules:
+            if isinstance(rule, ast.CheckRule):
+                yield from _check_rule_covered(rule, validator, hooks, allows)
+                continue
             if not isinstance(rule, ast.ListRule) or rule.effect != "deny":
                 continue
             denied = _literal_globs(rule)
@@ -317,6 +321,48 @@ def analyze_allow_cover(model: PolicySetModel) -> Iterator[Diagnostic]:
                         "or it documents intent only",
                     )
                     break
+
+
+def _tool_names(rule: ast.CheckRule) -> tuple[str, ...] | None:
+    """The globs a rule needs `$.name` to match to fire (a literal is a glob too), if any."""
+    if rule.unless:
+        return None
+    condition = rule.condition
+    operands = condition.operands if isinstance(condition, ast.And) else (condition,)
+    facts = _Facts({}, {}, {}, {}, {})
+    for operand in operands:
+        if not isinstance(operand, ast.And | ast.Or):
+            _atom_facts(facts, operand)
+    literal = facts.equals.get("$.name")
+    if literal and all(isinstance(v, str) for v in literal):
+        return tuple(str(v) for v in literal)
+    globs = facts.globs.get("$.name")
+    return globs[0] if globs else None
+
+
+def _check_rule_covered(
+    rule: ast.CheckRule,
+    validator: ResolvedInterceptor,
+    hooks: set[tuple[str, Phase]],
+    allows: list[tuple[ResolvedInterceptor, ast.ListRule, tuple[str, ...]]],
+) -> Iterator[Diagnostic]:
+    """A rule on `$.name` whose every name is a tool the allow list already refuses."""
+    names = _tool_names(rule)
+    if not names or "*" in names:
+        return
+    for owner, allow, allowed in allows:
+        if allow.subject != "tools" or not hooks <= set(owner.hooked()):
+            continue
+        if not any(globs_intersect(n, a) for n in names for a in allowed):
+            where = "" if owner is validator else f" of `{owner.name}`"
+            yield warning(
+                "W322",
+                f"this rule only fires for tools the allow list at line {allow.span.line}"
+                f"{where} already refuses",
+                rule.span,
+                "no tool it can fire for is on the allow list; widen the list or remove the rule",
+            )
+            return
 
 
 def analyze(model: PolicySetModel) -> Iterator[Diagnostic]:
