@@ -32,6 +32,8 @@ ALLOWED = {
         "gateway",
         "__init__",
     },
+    # In-code hosts: policies inside your own MCP server or client, around the same core.
+    "integrations": {"wire", "chain", "interception", "integrations", "__init__"},
     # Editor and browser front ends over the checker and the in-process chain.
     "authoring": {"wire", "language", "compiler", "chain", "testing", "authoring", "__init__"},
     # The suite's data and, on top of everything, its runner.
