@@ -17,13 +17,18 @@ fi
 if [ -f package.json ] && { [ ! -d node_modules ] || [ package.json -nt node_modules ]; }; then
     npm install --silent --no-audit --no-fund
 fi
-# The playground's browser test drives the Debian chromium through chromedriver;
-# installed only when missing, so repeated runs stay fast.
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+# Debian packages some tests drive for real: chromium and chromedriver (the
+# playground's browser test) and redis-server (flow state shared by replicas).
+# Installed only when missing, so repeated runs stay fast.
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v chromedriver >/dev/null || missing+=(chromium-driver)
+command -v redis-server >/dev/null || missing+=(redis-server)
+if [ "${#missing[@]}" -gt 0 ]; then
     if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
         apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     else
-        echo "bootstrap: install chromium and chromium-driver for the playground's browser test" >&2
+        echo "bootstrap: install ${missing[*]} (Debian packages) for the tests that use them" >&2
     fi
 fi

@@ -16,8 +16,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "policy_engine"
 ALLOWED = {
     "wire": {"wire", "__init__"},
     "language": {"wire", "language", "__init__"},
-    "compiler": {"wire", "language", "compiler", "__init__"},
+    "compiler": {"wire", "language", "compiler", "flow", "__init__"},
     "chain": {"wire", "chain", "__init__"},
+    # Session flow state: standard library (and the optional redis client) only.
+    "flow": {"flow", "__init__"},
     "testing": {"wire", "language", "compiler", "chain", "testing", "__init__"},
     "server": {"wire", "server", "__init__"},
     # The interception core: MCP messages -> chain runs, shared by every host.
@@ -36,6 +38,8 @@ ALLOWED = {
     "integrations": {"wire", "chain", "interception", "integrations", "__init__"},
     # Editor and browser front ends over the checker and the in-process chain.
     "authoring": {"wire", "language", "compiler", "chain", "testing", "authoring", "__init__"},
+    # What a policy change does: replay, diff and sampling over the in-process chain.
+    "impact": {"wire", "language", "compiler", "chain", "testing", "impact", "__init__"},
     # The suite's data and, on top of everything, its runner.
     "conformance": {
         "wire",
@@ -58,6 +62,8 @@ ALLOWED = {
         "interception",
         "gateway",
         "authoring",
+        "impact",
+        "flow",
         "cli",
         "__init__",
     },

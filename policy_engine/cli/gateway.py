@@ -33,7 +33,9 @@ from .serve import parse_listen
 @click.option("--check", is_flag=True, help="With --config: validate the file and exit.")
 @click.option("--http", "listen", help="Serve streamable HTTP on HOST:PORT instead of stdio.")
 @click.option("--auth-token-env", help="HTTP only: require this env var's value as bearer token.")
-@click.option("--stateless", is_flag=True, help="HTTP only: no sessions.")
+@click.option(
+    "--stateless", is_flag=True, help="HTTP only: no sessions (not supported by the gateway yet)."
+)
 @click.option(
     "--side",
     type=click.Choice(["client", "server"]),
@@ -141,7 +143,9 @@ def gateway(
         fatal = anyio.run(run_gateway, options, log)
     except KeyboardInterrupt:
         fatal = None
-    except Exception as exc:  # set-up failures: unreachable interceptor servers, bad config
+    except Exception as exc:  # set-up failures: a backend or interceptor server unreachable
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]  # type: ignore[assignment]
         click.echo(f"policyc gateway: {exc}", err=True)
         sys.exit(ExitCode.PROBLEMS)
     finally:

@@ -9,6 +9,7 @@ from typing import Any, NoReturn
 import click
 
 from ..compiler import CompileError, Limits, PolicySet, compile_policies
+from ..compiler.flows import FlowRuntime
 from ..language.pipeline import expand_paths
 from ..wire.json_text import JSONTextError, loads
 from .exit_codes import ExitCode
@@ -40,11 +41,18 @@ def read_json_source(source: str | None, what: str) -> Any:
         fail(f"cannot read {what} `{source}`: {exc.strerror}")
 
 
-def compile_or_exit(paths: tuple[str, ...], limits: Limits | None = None) -> PolicySet:
+def compile_or_exit(
+    paths: tuple[str, ...],
+    limits: Limits | None = None,
+    on_error: ExitCode = ExitCode.PROBLEMS,
+    flows: FlowRuntime | None = None,
+) -> PolicySet:
+    """The compiled set, or the diagnostics and an exit: `replay` and `diff` exit 2,
+    because for them a broken set is an error, not a finding."""
     if not expand_paths(paths):
         fail("no .policy files found")
     try:
-        return compile_policies(paths, limits)
+        return compile_policies(paths, limits, flows)
     except CompileError as exc:
         click.echo(exc.diagnostics_text, err=True)
-        fail(f"{len(exc.diagnostics)} error(s) in the policy set", ExitCode.PROBLEMS)
+        fail(f"{len(exc.diagnostics)} error(s) in the policy set", on_error)

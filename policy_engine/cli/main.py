@@ -21,6 +21,13 @@ _COMMANDS = {
         "gateway",
         "Run policies on live MCP traffic between a client and its servers.",
     ),
+    "replay": ("policy_engine.cli.replay", "replay", "Replay recorded traffic through a set."),
+    "diff": (
+        "policy_engine.cli.diff",
+        "diff",
+        "Compare two policy sets in structure and behaviour.",
+    ),
+    "analyze": ("policy_engine.cli.analyze", "analyze", "Find rules that cannot fire or matter."),
     "lsp": ("policy_engine.cli.lsp", "lsp", "Run the language server for editors (stdio)."),
     "playground": (
         "policy_engine.cli.playground",

@@ -7,7 +7,9 @@ import sys
 
 import click
 
-from ..language.pipeline import expand_paths, read_sources
+from ..language.limits import SourceLimits
+from ..language.pipeline import expand_paths
+from ..language.sources import decode_sources, read_sources
 from .inputs import fail
 
 
@@ -30,10 +32,10 @@ def playground(paths: tuple[str, ...], port: int, host: str) -> None:
     files = expand_paths(paths)
     if paths and not files:
         fail("no .policy files found")
-    try:
-        sources = read_sources(files)
-    except (OSError, UnicodeDecodeError) as exc:
-        fail(f"cannot read the policy files: {exc}")
+    limits = SourceLimits()
+    sources, problems = decode_sources(read_sources(files, limits), limits)
+    if problems:
+        fail(f"cannot read the policy files: {problems[0].message}")
     extra = frozenset() if host in LOOPBACK_NAMES else frozenset({host})
     if extra:
         click.echo(f"policyc: warning: serving on {host}, not loopback only", err=True)

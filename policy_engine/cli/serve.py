@@ -22,6 +22,7 @@ import click
 
 from . import serve_options
 from .exit_codes import ExitCode
+from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
 from .options import limit_options, limits_from
 
@@ -59,8 +60,16 @@ def parse_listen(value: str) -> tuple[str, int]:
 @click.option(
     "--allowed-host", "allowed_hosts", multiple=True, help="Extra Host header values to accept."
 )
+@click.option(
+    "--record",
+    "record_path",
+    metavar="FILE",
+    help="Append every invoke's payload as received and its decision to FILE, for "
+    "`policyc replay` (created owner-only: it holds raw payloads).",
+)
 @limit_options
 @serve_options.limit_options
+@flow_options
 def serve(
     paths: tuple[str, ...],
     listen: str | None,
@@ -70,6 +79,7 @@ def serve(
     decision_log: str | None,
     log_payloads: bool,
     allowed_hosts: tuple[str, ...],
+    record_path: str | None,
     max_payload_bytes: int,
     max_depth: int,
     **bounds: Any,
@@ -96,6 +106,14 @@ def serve(
     from ..wire import InterceptorProvider
 
     limits = limits_from(max_payload_bytes, max_depth)
+    # One flow state for the life of the server: a reload keeps what sessions remembered.
+    flows = flow_runtime(
+        bounds.pop("flow_store"),
+        bounds.pop("flow_key_env"),
+        bounds.pop("flow_ttl"),
+        bounds.pop("flow_max_entries"),
+        bounds.pop("flow_max_sessions"),
+    )
     transport = TransportLimits(
         max_message_bytes=message_limit(max_payload_bytes),
         max_in_flight=bounds["max_in_flight"],
@@ -151,13 +169,25 @@ def serve(
     if watch:
 
         def load(watched: Sequence[Path]) -> InterceptorProvider:
-            return compile_policies(watched, limits)
+            return compile_policies(watched, limits, flows)
 
-        compile_or_exit(paths, limits)  # report the first compile's errors the usual way
+        compile_or_exit(
+            paths, limits, flows=flows
+        )  # report the first compile's errors the usual way
         reloader = Reloader([Path(p) for p in paths], load, allow_shrink=bounds["allow_shrink"])
         source: ProviderSource = reloader.cell
     else:
-        source = static_source(compile_or_exit(paths, limits))
+        source = static_source(compile_or_exit(paths, limits, flows=flows))
+
+    recorder = None
+    if record_path:
+        from ..server.traffic_recorder import open_recorder, recording_source
+
+        try:
+            recorder = open_recorder(record_path)
+        except DecisionLogError as exc:
+            fail(str(exc).replace("decision log", "traffic record"))
+        source = recording_source(source, recorder)
 
     async def run() -> None:
         async with anyio.create_task_group() as group:
@@ -190,6 +220,8 @@ def serve(
     finally:
         if log is not None:
             log.close()
+        if recorder is not None:
+            recorder.close()
         if sock is not None:
             sock.close()
     sys.exit(ExitCode.SUCCESS)

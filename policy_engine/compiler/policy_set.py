@@ -38,6 +38,7 @@ from ..wire.errors import (
 from .bounds import Limits, check_bounds, check_finite
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
+from .flows import CompiledFlow, FlowRuntime, compile_flow, label_matchers
 from .jsonpath import PayloadTooDeep
 from .match_groups import build_match_groups
 from .mutators import CompiledMutation, RuleGroup, compile_mutation, run_mutator
@@ -73,6 +74,7 @@ class CompiledInterceptor:
     resolved: ResolvedInterceptor
     checks: list[CompiledCheck] = field(default_factory=list)
     mutations: list[CompiledMutation] = field(default_factory=list)
+    flows: list[CompiledFlow] = field(default_factory=list)
     # The mutations as run (untraced): `matching` rules on one path grouped.
     plan: list[CompiledMutation | RuleGroup] = field(default_factory=list)
 
@@ -85,7 +87,11 @@ class CompiledInterceptor:
         return self.resolved.descriptor
 
     def rule_refs(self) -> list[RuleRef]:
-        return [c.ref for c in self.checks] + [m.ref for m in self.mutations]
+        return (
+            [c.ref for c in self.checks]
+            + [m.ref for m in self.mutations]
+            + [f.ref for f in self.flows]
+        )
 
 
 def compile_interceptor(resolved: ResolvedInterceptor, env: CompileEnv) -> CompiledInterceptor:
@@ -94,7 +100,9 @@ def compile_interceptor(resolved: ResolvedInterceptor, env: CompileEnv) -> Compi
     compiled = CompiledInterceptor(resolved)
     for rule in resolved.rules:
         ref = rule_ref(resolved.name, rule)
-        if resolved.is_validator:
+        if isinstance(rule, ast.FLOW_RULES):
+            compiled.flows.append(compile_flow(rule, ref, env))
+        elif resolved.is_validator:
             compiled.checks.append(compile_check(rule, ref, env))
         else:
             compiled.mutations.append(compile_mutation(rule, ref, env))  # type: ignore[arg-type]
@@ -108,14 +116,22 @@ class PolicySet:
     # Mutators copy on write; validators only read (tests/compiler prove both).
     never_modifies_payload = True
 
-    def __init__(self, model: PolicySetModel, limits: Limits | None = None) -> None:
+    def __init__(
+        self, model: PolicySetModel, limits: Limits | None = None, flows: FlowRuntime | None = None
+    ) -> None:
         self.model = model
         self.limits = limits or Limits()
+        # Session state for flow rules: in this process unless a shared store is given.
+        self.flows = flows or FlowRuntime()
         self._last_bounded: tuple[Any, int] | None = None
         env = CompileEnv(model.patterns, {})
         self._interceptors: dict[str, CompiledInterceptor] = {}
         for resolved in model.interceptors:
             self._interceptors[resolved.name] = compile_interceptor(resolved, env)
+        # Labels are the set's: any validator's `remember` feeds any `flow` rule.
+        self._flow_labels = label_matchers(
+            [flow for compiled in self._interceptors.values() for flow in compiled.flows]
+        )
 
     # -- InterceptorProvider -------------------------------------------------
 
@@ -142,6 +158,16 @@ class PolicySet:
             )
         else:
             result = self._evaluate(interceptor, ctx, None)
+        if interceptor.flows and isinstance(result, ValidationResult):
+            result = await self.flows.apply(
+                params.name,
+                interceptor.flows,
+                interceptor.resolved.servers,
+                self._flow_labels,
+                ctx,
+                result,
+                None,
+            )
         self._bound_output(result, ctx, size)
         limit = params.timeout_ms
         if limit is not None and result.duration_ms is not None and result.duration_ms > limit:
@@ -167,6 +193,16 @@ class PolicySet:
         """Run one interceptor exactly as `interceptor/invoke` would, without a round trip."""
         interceptor, ctx, size = self._prepare(name, event, phase, payload, config, context)
         result = self._evaluate(interceptor, ctx, trace)
+        if interceptor.flows and isinstance(result, ValidationResult):
+            result = self.flows.apply_now(
+                name,
+                interceptor.flows,
+                interceptor.resolved.servers,
+                self._flow_labels,
+                ctx,
+                result,
+                trace,
+            )
         self._bound_output(result, ctx, size)
         return result
 
@@ -245,18 +281,28 @@ class PolicySet:
             raise execution_failed(name, f"{type(exc).__name__}: {exc}") from exc
 
 
-def compile_model(result: CheckResult, limits: Limits | None = None) -> PolicySet:
+def compile_model(
+    result: CheckResult, limits: Limits | None = None, flows: FlowRuntime | None = None
+) -> PolicySet:
     if not result.ok or result.model is None:
         raise CompileError(result)
-    return PolicySet(result.model, limits)
+    return PolicySet(result.model, limits, flows)
 
 
-def compile_policies(paths: Iterable[str | Path], limits: Limits | None = None) -> PolicySet:
+def compile_policies(
+    paths: Iterable[str | Path], limits: Limits | None = None, flows: FlowRuntime | None = None
+) -> PolicySet:
     """Check and compile `.policy` files and directories; raise CompileError on errors."""
-    return compile_model(check_paths(paths, limits=limits.source if limits else None), limits)
+    return compile_model(
+        check_paths(paths, limits=limits.source if limits else None), limits, flows
+    )
 
 
-def compile_sources(sources: Mapping[str, SourceInput], limits: Limits | None = None) -> PolicySet:
+def compile_sources(
+    sources: Mapping[str, SourceInput],
+    limits: Limits | None = None,
+    flows: FlowRuntime | None = None,
+) -> PolicySet:
     """Like `compile_policies`, from in-memory text (or bytes) keyed by file name."""
     source_limits = limits.source if limits else None
-    return compile_model(check_sources(sources, limits=source_limits), limits)
+    return compile_model(check_sources(sources, limits=source_limits), limits, flows)

@@ -20,9 +20,10 @@ from typing import Any
 
 import re2
 
+from ..language.re2_config import re2_options
 from .conditions import EvalContext
 from .match_groups import MAX_SET_SIZE
-from .matchers import context_free, line_mode, matchable, re2_options
+from .matchers import context_free, line_mode, matchable
 from .mutators import CompiledMutation, Counts, strings_in
 from .trace import RuleEvent
 

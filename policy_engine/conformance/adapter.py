@@ -4,7 +4,7 @@ The runner hands every server the fixture's ``interceptors`` array (see
 ``contract``); this module turns it into one provider for ``policyc serve``'s
 machinery, registered in the fixture's order under the fixture's names:
 
-- the five rule behaviours (``allow-all``, ``deny-all``, ``require-note``,
+- the rule behaviours (``allow-all``, ``deny-all``, ``require-note``,
   ``require-uppercase-note``, ``uppercase-note``) are ``.policy`` templates in
   ``behaviors/``, compiled by the language like any policy, so the list
   results test the language's own descriptors;
@@ -12,8 +12,8 @@ machinery, registered in the fixture's order under the fixture's names:
   sees the server's real execution-failure error;
 - ``secretless-redactor`` is the shipped secrets pack's redactor
   (``policies/secrets.policy``), served under the fixture's name and hooks;
-- ``cross-boundary-guard`` needs session flow rules the language does not
-  have yet, so binding it raises :class:`Unsupported` with the reason.
+- ``cross-boundary-guard`` is a `.policy` template too: one `deny flow` rule
+  over the secrets patterns, with the suite's tool-to-server map.
 
 An SDK's adapter mirrors this: read the array, register one interceptor per
 entry with its behaviour, serve.
@@ -44,15 +44,11 @@ RULE_BEHAVIORS = (
     "require-note",
     "require-uppercase-note",
     "uppercase-note",
+    "cross-boundary-guard",
 )
 # The shipped pack and the interceptor in it that the suite's redactor stands for.
 SECRETS_PACK = "secrets.policy"
 SECRETS_INTERCEPTOR = "secret-redactor"
-GUARD_REASON = (
-    "`cross-boundary-guard` needs per-session flow rules (taint from a read on one "
-    "server blocking a later send to another), which the policy language does not "
-    "have yet (issue 15)"
-)
 
 Result = ValidationResult | MutationResult
 
@@ -83,8 +79,6 @@ def bind(interceptors: Sequence[dict[str, Any]]) -> InterceptorProvider:
     for entry in interceptors:
         _check_entry(entry)
     behaviors = [entry["behavior"] for entry in interceptors]
-    if "cross-boundary-guard" in behaviors:
-        raise Unsupported(GUARD_REASON)
     unknown = sorted(
         set(behaviors) - {*RULE_BEHAVIORS, "crash", "secretless-redactor"}, key=behaviors.index
     )

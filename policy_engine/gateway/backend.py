@@ -172,7 +172,7 @@ class Backend:
         except Exception as err:
             if not started:
                 raise
-            reason = _describe(err)
+            reason = describe(err)
         finally:
             self.alive = False
             self._write = None
@@ -310,7 +310,8 @@ class Backend:
         )
 
 
-def _describe(err: BaseException) -> str:
+def describe(err: BaseException) -> str:
+    """One line for an error that may be a (nested) exception group."""
     while isinstance(err, BaseExceptionGroup) and err.exceptions:
         err = err.exceptions[0]
     text = str(err)

@@ -11,14 +11,18 @@ size limit, at most ``max_sessions`` sessions, idle sessions closed.
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
+from typing import Any
 
 import anyio
 import uvicorn
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
-from starlette.types import ASGIApp, Receive, Scope, Send
+from mcp_types import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from policy_engine.interception import Interception
 from policy_engine.server.auth import BearerTokenMiddleware
@@ -69,6 +73,24 @@ class _Sessions:
                 return
             await transport.handle_request(scope, receive, send)
             return
+        version = headers.get(b"mcp-protocol-version")
+        if version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
+            # 2026-07-28 requests are sessionless; over HTTP the gateway serves the
+            # handshake era only. -32022 naming those versions makes an SDK client
+            # in auto mode fall back to `initialize`.
+            supported = {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS)}
+            await _rpc_error(
+                send, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", supported
+            )
+            return
+        if scope["method"] == "POST":
+            body = await _read_body(receive)
+            if not _is_initialize(body):
+                await _rpc_error(
+                    send, INVALID_REQUEST, "Bad Request: no session; send initialize first"
+                )
+                return
+            receive = _replay(body, receive)
         if len(self.live) >= MAX_SESSIONS:
             await _plain(send, 503, b"too many sessions")
             return
@@ -103,6 +125,53 @@ class _Sessions:
             self.live.pop(key, None)
             with anyio.CancelScope(shield=True):
                 await transport.terminate()
+
+
+async def _read_body(receive: Receive) -> bytes:
+    """The whole request body (the request guard in front has bounded it)."""
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, then: Receive) -> Receive:
+    """The body once more, then the connection's own events (its disconnect)."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return await then()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
+def _is_initialize(body: bytes) -> bool:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("method") == "initialize"
+
+
+async def _rpc_error(send: Send, code: int, message: str, data: Any = None) -> None:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 400,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _plain(send: Send, status: int, body: bytes) -> None:

@@ -15,6 +15,7 @@ from policy_engine.interception import BlockStyle, ChainRun, Interception, Role
 from policy_engine.wire import InterceptorOverrides, InterceptorProvider
 
 from .backend import BackendSpec
+from .expose import capability, exposed_service
 from .session import GatewaySession, SessionOptions
 
 logger = logging.getLogger("policyc.gateway")
@@ -113,24 +114,17 @@ async def open_interception(
         )
 
 
-def capability(interception: Interception) -> dict[str, Any]:
-    events: dict[str, None] = {}
-    for entry in interception.chain.entries:
-        for hook in entry.hooks:
-            for event in hook.events:
-                events.setdefault(event, None)
-    return {"supportedEvents": list(events)}
-
-
 def session_options(
     options: GatewayOptions, interception: Interception, session_id: str | None = None
 ) -> SessionOptions:
+    service = exposed_service(interception.chain) if options.expose_interceptors else None
     return SessionOptions(
         backends=list(options.backends),
         expose_interceptors=options.expose_interceptors,
         session_id=session_id,
         errlog=sys.stderr,
-        interceptor_capability=capability(interception) if options.expose_interceptors else {},
+        interceptor_capability=capability(service) if service is not None else {},
+        service=service,
     )
 
 

@@ -29,17 +29,18 @@ from mcp_types import (
 )
 
 from policy_engine.interception import Interception, InterceptionSession, Refuse
+from policy_engine.server import EXTENSION_ID, INVOKE_METHOD, LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS
 
-from .backend import Backend, BackendError, BackendSpec
+from .backend import Backend, BackendError, BackendSpec, describe
 from .federation import NAMED_LISTS, URI_LISTS, Routes, merge_handshakes, merge_named, merge_uris
 
 logger = logging.getLogger("policyc.gateway")
 
-EXTENSION_ID = "io.modelcontextprotocol/interceptors"
 _HANDSHAKES = ("initialize", "server/discover")
 _MAX_PAGES = 100
+_BLOCKED = "Interceptor validation failed"
 HANDSHAKE_TIMEOUT_S = 30.0
 """The least time a backend gets to answer its handshake: starting a server process can
 take far longer than any later request is allowed."""
@@ -54,6 +55,12 @@ class SessionOptions:
     errlog: TextIO | None = None
     on_fatal: Callable[[str], None] | None = None
     interceptor_capability: dict[str, Any] = field(default_factory=dict)
+    service: InterceptorService | None = None
+    """Answers the SEP methods itself (``--expose-interceptors``); else they are forwarded."""
+
+
+class BackendStartError(RuntimeError):
+    """A backend could not be started or reached when the session opened."""
 
 
 class _Reply:
@@ -108,7 +115,12 @@ class GatewaySession:
                 ready = anyio.Event()
                 ready.set()
                 self._ready[backend.name] = ready
-                await backend.connect(tg)
+                try:
+                    await backend.connect(tg)
+                except Exception as err:
+                    raise BackendStartError(
+                        f"backend {backend.name} could not be started: {describe(err)}"
+                    ) from None
             async with anyio.create_task_group() as requests:
                 async for item in front_read:
                     if isinstance(item, Exception):
@@ -135,7 +147,12 @@ class GatewaySession:
             logger.debug("client -> %s (id %s)", message.method, message.id)
             scope = anyio.CancelScope()
             self._inflight[message.id] = scope
-            requests.start_soon(self._serve_request, message, scope)
+            if message.method in _HANDSHAKES:
+                # Inline, as the SDK does: nothing the client sends after the
+                # handshake (notifications/initialized first) may overtake it.
+                await self._serve_request(message, scope)
+            else:
+                requests.start_soon(self._serve_request, message, scope)
         elif isinstance(message, JSONRPCResponse | JSONRPCError):
             waiting = self._awaiting.get(message.id) if message.id is not None else None
             if waiting is not None:
@@ -213,6 +230,11 @@ class GatewaySession:
     async def _handle(self, method: str, params: dict[str, Any] | None) -> _Reply:
         if method in _HANDSHAKES:
             return await self._handshake_with(method, params)
+        service = self.options.service
+        if service is not None and method == LIST_METHOD:
+            return _Reply(result=service.list(params))
+        if service is not None and method == INVOKE_METHOD:
+            return _Reply(result=await service.invoke(params))
         if self.federated:
             if method in NAMED_LISTS or method in URI_LISTS:
                 return await self._federated_list(method)
@@ -294,40 +316,51 @@ class GatewaySession:
         return self.backends[owner], original
 
     async def _federated_list(self, method: str) -> _Reply:
+        """Every backend's whole list (all pages), each through the chain, merged.
+
+        A backend whose list fails is left out (and logged); a list the policy
+        refuses refuses the merged list; if every backend failed, the first
+        failure is the answer.
+        """
         pages: list[tuple[str, dict[str, Any]]] = []
         failures: list[_Reply] = []
         key = NAMED_LISTS.get(method) or URI_LISTS[method]
         for backend in self._order:
-            items: list[Any] = []
-            cursor: str | None = None
-            for _ in range(_MAX_PAGES):
-                try:
-                    reply = await self._call(
-                        backend, method, {"cursor": cursor} if cursor else None
-                    )
-                except (InterceptorError, BackendError) as err:
-                    logger.warning("backend %s: %s failed: %s", backend.name, method, err)
-                    reply = _Reply(error=ErrorData(code=INTERNAL_ERROR, message=str(err)))
-                if reply.error is not None or reply.result is None:
-                    failures.append(reply)
-                    break
-                items.extend(reply.result.get(key) or [])
-                cursor = reply.result.get("nextCursor")
-                if not isinstance(cursor, str):
-                    break
-            else:
-                logger.warning(
-                    "backend %s: %s has more than %d pages", backend.name, method, _MAX_PAGES
-                )
-            if not failures or failures[-1].result is not None:
+            items, failure = await self._whole_list(backend, method, key)
+            if failure is None:
                 pages.append((backend.name, {key: items}))
-        blocked = [f for f in failures if f.error is not None and f.error.code == INVALID_PARAMS]
-        if blocked:
-            return blocked[0]
+                continue
+            error = failure.error
+            if error is not None and error.message == _BLOCKED:
+                return failure
+            reason = error.message if error is not None else "no result"
+            logger.warning("backend %s left out of %s: %s", backend.name, method, reason)
+            failures.append(failure)
         if not pages and failures:
             return failures[0]
         merge = merge_named if method in NAMED_LISTS else merge_uris
         return _Reply(result=merge(method, pages, self.routes))
+
+    async def _whole_list(
+        self, backend: Backend, method: str, key: str
+    ) -> tuple[list[Any], _Reply | None]:
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            try:
+                reply = await self._call(backend, method, {"cursor": cursor} if cursor else None)
+            except InterceptorError as err:
+                return items, _error(err)
+            except BackendError as err:
+                return items, _Reply(error=err.error)
+            if reply.error is not None or reply.result is None:
+                return items, reply
+            items.extend(reply.result.get(key) or [])
+            cursor = reply.result.get("nextCursor")
+            if not isinstance(cursor, str):
+                return items, None
+        logger.warning("backend %s: %s has more than %d pages", backend.name, method, _MAX_PAGES)
+        return items, None
 
     async def _handshake_with(self, method: str, params: dict[str, Any] | None) -> _Reply:
         if method == "initialize":

@@ -416,18 +416,59 @@ class Acknowledge:
     span: Span = _span()
 
 
-ValidatorRule = CheckRule | ListRule | LimitRule
+@dataclass(frozen=True)
+class ServerMap:
+    """``server NAME tools [...]``: which server a tool belongs to, for flow rules."""
+
+    server: str
+    tools: tuple[str, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Remember:
+    """``remember PATTERNS [in PATH] as LABEL``: note, per session, the values those
+    patterns find in results, with the server each came from."""
+
+    patterns: tuple[PatternRef, ...]
+    label: str
+    path: PathRef | None = None
+    code: str | None = None
+    acknowledged: tuple[str, ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class FlowRule:
+    """``deny flow LABEL|PATTERNS [in PATH] across servers``: a value remembered from
+    one server, found in a request to another. With patterns instead of a label,
+    the rule also remembers what they find (the one-line form)."""
+
+    severity: RuleSeverity
+    patterns: tuple[PatternRef, ...]
+    label: str | None
+    path: PathRef | None = None
+    message: str | None = None
+    code: str | None = None
+    acknowledged: tuple[str, ...] = ()
+    span: Span = _span()
+
+
+FLOW_RULES = (Remember, FlowRule)
+ValidatorRule = CheckRule | ListRule | LimitRule | Remember | FlowRule
 MutatorRule = Redact | Mask | Hash | SetValue | Remove | Truncate
 Rule = ValidatorRule | MutatorRule
 Setting = Description | Version | ModeSetting | FailSetting | PrioritySetting | CompatSetting
-Statement = Hook | Setting | ParamDef | Acknowledge | Rule
+Statement = Hook | Setting | ParamDef | Acknowledge | ServerMap | Rule
 
-VALIDATOR_RULES = (CheckRule, ListRule, LimitRule)
+VALIDATOR_RULES = (CheckRule, ListRule, LimitRule, Remember, FlowRule)
 # The word a rule is known by in messages, traces and coverage reports.
 RULE_KINDS: dict[type, str] = {
     CheckRule: "check",
     ListRule: "list",
     LimitRule: "limit",
+    Remember: "remember",
+    FlowRule: "flow",
     Redact: "redact",
     Mask: "mask",
     Hash: "hash",

@@ -303,6 +303,38 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         rule = ast.ListRule(effect, subject, globs, message, code, span=self._span(meta))
         return self._acknowledged(rule, rest)
 
+    # -- flow rules ------------------------------------------------------------
+
+    def server_map(self, meta: Meta, children: list[Any]) -> ast.ServerMap:
+        name, globs = children
+        tools = globs if isinstance(globs, tuple) else (globs,)
+        return ast.ServerMap(str(name), tuple(str(t) for t in tools), span=self._span(meta))
+
+    def flow_scope(self, meta: Meta, children: list[Any]) -> ast.PathRef:
+        return self._path(children[0])
+
+    def flow_label(self, meta: Meta, children: list[Any]) -> str:
+        return str(children[0])
+
+    def flow_patterns(self, meta: Meta, children: list[Any]) -> tuple[ast.PatternRef, ...]:
+        return tuple(children)
+
+    def remember_rule(self, meta: Meta, children: list[Any]) -> Any:
+        patterns = [c for c in children if isinstance(c, ast.PatternName | ast.RegexLiteral)]
+        scope = next((c for c in children if isinstance(c, ast.PathRef)), None)
+        label = next(c for c in children if isinstance(c, Token) and c.type == "IDENT")
+        _, code = self._message_and_code(children)
+        rule = ast.Remember(tuple(patterns), str(label), scope, code, span=self._span(meta))
+        return self._acknowledged(rule, children)
+
+    def flow_rule(self, meta: Meta, children: list[Any]) -> Any:
+        severity, subject, scope, *rest = children
+        message, code = self._message_and_code(rest)
+        label = subject if isinstance(subject, str) else None
+        patterns = subject if isinstance(subject, tuple) else ()
+        rule = ast.FlowRule(severity, patterns, label, scope, message, code, span=self._span(meta))
+        return self._acknowledged(rule, rest)
+
     def limit_size(self, meta: Meta, children: list[Any]) -> Any:
         number, unit, *rest = children
         message, code = self._message_and_code(rest)

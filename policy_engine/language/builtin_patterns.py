@@ -82,8 +82,9 @@ _TOKEN_END = r"_?(?:[^A-Za-z0-9_-]|$)"
 _ASSIGN = r"[\"'`*\\]{0,3}\s{0,3}(?:=>|:=|->|[:=|>]|\b(?:to|is(?:\s+now)?)\b:?)\s{0,3}[\"'`\\]{0,3}"
 
 # Close to a keyword: a few non-alphanumeric characters ("SSN: ", '"tel": "'),
-# with up to three short words ("SSN on file: ...", "call me at ...").
-_NEAR = r"[^A-Za-z0-9\n]{1,6}(?:[A-Za-z]{1,5}[^A-Za-z0-9\n]{1,6}){0,3}"
+# with up to three short words ("SSN on file: ...", "call me at ..."); never
+# "+" or "(", which start a phone number.
+_NEAR = r"[^A-Za-z0-9\n+(]{1,6}(?:[A-Za-z]{1,5}[^A-Za-z0-9\n+(]{1,6}){0,3}"
 
 # --- the patterns ------------------------------------------------------------
 

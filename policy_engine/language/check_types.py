@@ -174,6 +174,8 @@ def check_rule_shapes(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
             yield from _whole(rule.limit, f"a {rule.kind} limit", rule.span)
         elif isinstance(rule, ast.ListRule):
             yield from _check_list_rule(rule, interceptor)
+        elif isinstance(rule, ast.FLOW_RULES):
+            continue  # checked across the set (check_flow.py)
         else:
             guard = getattr(rule, "guard", None)
             if guard is not None:

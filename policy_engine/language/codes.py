@@ -40,6 +40,8 @@ CODES: dict[str, str] = {
     "E213": "invalid test block",
     "E214": "rule cannot apply to the whole payload",
     "E215": "guard cannot decide per element",
+    "E230": "tool given to two servers",
+    "E231": "flow label never remembered",
     "W301": "rule can never fire",
     "W302": "mutators with the same priority write the same path",
     "W303": "audit interceptor is fail-closed",
@@ -49,4 +51,9 @@ CODES: dict[str, str] = {
     "W307": "priority on a validator is ignored",
     "W308": "pattern shadows a built-in pattern",
     "W309": "acknowledgement matches nothing",
+    "W320": "rule shadowed by an earlier rule",
+    "W321": "mutator change always overwritten",
+    "W322": "deny list covered by an allow list",
+    "W330": "flow label remembered but never read",
+    "W331": "server map without a flow rule",
 }

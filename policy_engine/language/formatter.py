@@ -390,6 +390,29 @@ def _list_rule(rule: ast.ListRule) -> str:
 
 
 @_statement.register
+def _server_map(stmt: ast.ServerMap) -> str:
+    return f"server {stmt.server} tools {_string_list(stmt.tools)}"
+
+
+def _scope(path: ast.PathRef | None) -> str:
+    return "" if path is None else f" in {path.source}"
+
+
+@_statement.register
+def _remember(rule: ast.Remember) -> str:
+    patterns = ", ".join(_pattern(p) for p in rule.patterns)
+    rest = _message_code(None, rule.code) + _acknowledged(rule)
+    return f"remember {patterns}{_scope(rule.path)} as {rule.label}{rest}"
+
+
+@_statement.register
+def _flow(rule: ast.FlowRule) -> str:
+    subject = rule.label or ", ".join(_pattern(p) for p in rule.patterns)
+    rest = _message_code(rule.message, rule.code) + _acknowledged(rule)
+    return f"{rule.severity} flow {subject}{_scope(rule.path)} across servers{rest}"
+
+
+@_statement.register
 def _limit(rule: ast.LimitRule) -> str:
     if rule.kind == "size":
         target = _number(rule.limit) + ("" if rule.unit is None else f" {rule.unit}")

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..wire.events import event_matches
 from . import ast
+from .analysis import analyze
 from .diagnostics import Diagnostic
 from .model import PolicySetModel, ResolvedInterceptor
 from .resolve import warning
@@ -107,7 +108,7 @@ def lint_validator_cannot_block(interceptor: ResolvedInterceptor) -> Iterator[Di
         return
     blocking = any(
         isinstance(r, ast.ListRule | ast.LimitRule)
-        or (isinstance(r, ast.CheckRule) and r.severity == "deny")
+        or (isinstance(r, ast.CheckRule | ast.FlowRule) and r.severity == "deny")
         for r in interceptor.rules
     )
     if not blocking:
@@ -168,3 +169,4 @@ def lint(model: PolicySetModel) -> Iterator[Diagnostic]:
     for interceptor in model.interceptors:
         yield from lint_interceptor(interceptor)
     yield from lint_mutator_conflicts(model)
+    yield from analyze(model)

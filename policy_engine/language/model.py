@@ -58,6 +58,8 @@ class ResolvedInterceptor:
     hooks: Hooks
     mode: Mode = "active"
     fail_open: bool = False
+    servers: dict[str, str] = field(default_factory=dict)
+    """Tool name -> the server it belongs to (``server NAME tools [...]``), for flow rules."""
 
     @cached_property
     def descriptor(self) -> InterceptorDescriptor:

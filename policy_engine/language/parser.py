@@ -46,6 +46,8 @@ STATEMENT_KEYWORDS = (
     "remove",
     "truncate",
     "acknowledge",
+    "server",
+    "remember",
 )
 TOP_LEVEL_KEYWORDS = ("validator", "mutator", "pattern", "test", "event")
 

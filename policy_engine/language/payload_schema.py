@@ -617,3 +617,56 @@ def _literal(value: object) -> str:
     if isinstance(value, str):
         return _quote(value)
     return json.dumps(value)
+
+
+# --- examples -----------------------------------------------------------------
+
+_EXAMPLE_SCALARS: Final[dict[str, Any]] = {
+    "string": "",
+    "integer": 0,
+    "number": 0,
+    "boolean": False,
+    "null": None,
+}
+
+
+def example_payload(event: str, phase: str) -> Any:
+    """The smallest payload the schema admits for an event and phase (required fields only).
+
+    ``None`` when the event has no known schema. Generated inputs (`policyc
+    diff`) start from it, so a payload always has the shape a real peer sends.
+    """
+    entry = _data()["events"].get(event, {}).get(phase)
+    if entry is None:
+        return None
+    return _example(entry["schema"], 0)
+
+
+def _example(node: Any, depth: int) -> Any:
+    if depth > 12 or not isinstance(node, Mapping):
+        return None
+    if "$ref" in node:
+        return _example(_definition(node["$ref"]), depth + 1)
+    if "const" in node:
+        return node["const"]
+    if node.get("enum"):
+        return node["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if key in node:
+            options = [o for o in node[key] if not _is_null_schema(o)]
+            return _example(options[0] if options else node[key][0], depth + 1)
+    kind = node.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or "properties" in node:
+        properties = node.get("properties", {})
+        return {
+            name: _example(properties.get(name, {}), depth + 1) for name in node.get("required", ())
+        }
+    if kind == "array":
+        return []
+    return _EXAMPLE_SCALARS.get(str(kind), None)
+
+
+def _is_null_schema(node: Any) -> bool:
+    return isinstance(node, Mapping) and node.get("type") == "null"

@@ -15,6 +15,7 @@ from typing import Literal
 from . import ast
 from .acknowledge import apply_acknowledgements
 from .check_events import check_events, declared_events
+from .check_flow import check_flows
 from .check_paths import check_interceptor_paths
 from .check_regex import check_regexes
 from .check_types import check_rule_shapes, check_tests
@@ -132,6 +133,7 @@ def check_sources(
             code for i in model.interceptors for r in i.rules if (code := getattr(r, "code", None))
         )
         diagnostics.extend(check_tests(model.files, names, declared, codes))
+        diagnostics.extend(check_flows(model))
 
     def do_lint() -> None:
         diagnostics.extend(lint(model_box[0]))

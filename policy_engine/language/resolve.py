@@ -135,6 +135,7 @@ def _resolve_interceptor(
     settings: dict[type, ast.Statement] = {}
     params: dict[str, ResolvedParam] = {}
     rules: list[ast.Rule] = []
+    servers: list[tuple[str, ast.ServerMap]] = []
     description, version = node.description, node.version
     mode: str = "active"
     fail_open = False
@@ -239,6 +240,9 @@ def _resolve_interceptor(
             continue
         if isinstance(statement, ast.Acknowledge):
             continue  # applied to the diagnostics by the pipeline (acknowledge.py)
+        if isinstance(statement, ast.ServerMap):
+            servers.extend((tool, statement) for tool in statement.tools)
+            continue
         rules.append(statement)
 
     if not hooks:
@@ -296,8 +300,30 @@ def _resolve_interceptor(
         hooks,
         resolved_mode,
         fail_open,
+        servers=_server_map(servers, problems),
     )
     return resolved, problems
+
+
+def _server_map(
+    entries: list[tuple[str, ast.ServerMap]], problems: list[Diagnostic]
+) -> dict[str, str]:
+    """Tool name -> server; a tool given to two servers is an error (E230)."""
+    owners: dict[str, str] = {}
+    for tool, statement in entries:
+        owner = owners.get(tool)
+        if owner is not None and owner != statement.server:
+            problems.append(
+                error(
+                    "E230",
+                    f"tool `{tool}` is given to servers `{owner}` and `{statement.server}`",
+                    statement.span,
+                    "a tool belongs to one server; keep it in one `server ... tools` line",
+                )
+            )
+            continue
+        owners[tool] = statement.server
+    return owners
 
 
 def _plain(value: Any) -> Any:

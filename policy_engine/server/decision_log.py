@@ -80,16 +80,18 @@ class DecisionLogSettings:
     complete: bool = False
     """Fail an invoke whose line cannot be queued, instead of dropping the line."""
     field_chars: int = 256
+    file_mode: int = 0o644
+    """Permissions of a file the log creates (a traffic record is owner-only: 0o600)."""
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _open_file(path: str) -> TextIO:
+def _open_file(path: str, mode: int = 0o644) -> TextIO:
     """Open ``path`` for appending without ever blocking (a FIFO is refused here)."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, mode)
     except IsADirectoryError:
         raise DecisionLogError(f"decision log `{path}` is a folder, not a file") from None
     except FileNotFoundError:
@@ -98,6 +100,8 @@ def _open_file(path: str) -> TextIO:
         reason = exc.strerror or type(exc).__name__
         raise DecisionLogError(f"cannot open decision log `{path}`: {reason}") from None
     os.set_blocking(fd, True)
+    if mode & 0o077 == 0:
+        os.fchmod(fd, mode)  # an existing file keeps no wider permissions either
     # backslashreplace writes a lone surrogate as its JSON escape, so the line stays JSON.
     return open(fd, "a", encoding="utf-8", errors="backslashreplace")
 
@@ -122,7 +126,7 @@ class _Sink:
             reason = exc.strerror or type(exc).__name__
             raise DecisionLogError(f"cannot open decision log `{target}`: {reason}") from None
         if not is_fifo:
-            self._stream = _open_file(target)  # errors surface at start-up
+            self._stream = _open_file(target, settings.file_mode)  # errors surface at start-up
             self._size = self._stream.tell()
             self.rotates = settings.max_bytes is not None
 
@@ -164,7 +168,7 @@ class _Sink:
             os.replace(self.target, f"{self.target}.1")
         else:
             os.truncate(self.target, 0)
-        self._stream = _open_file(self.target)
+        self._stream = _open_file(self.target, self._settings.file_mode)
         self._size = 0
 
     def reopen(self) -> None:
@@ -172,7 +176,7 @@ class _Sink:
             return
         self.close()
         if self.rotates:
-            self._stream = _open_file(self.target)
+            self._stream = _open_file(self.target, self._settings.file_mode)
             self._size = self._stream.tell()
 
     def close(self) -> None:
@@ -215,7 +219,10 @@ class DecisionLog:
 
     def record(self, decision: Decision) -> None:
         """Queue one line; never blocks. Raises -32603 only in ``complete`` mode."""
-        line = self._format(decision)
+        self.record_line(self._format(decision))
+
+    def record_line(self, line: str) -> None:
+        """Queue one line formatted elsewhere (a traffic record), with the same guarantees."""
         try:
             self._queue.put_nowait(line)
         except queue.Full:

@@ -45,9 +45,12 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 """A longer line is answered with -32600 and skipped, not buffered forever."""
 
 MAX_IN_FLIGHT = 256
-"""Requests read and not yet answered. At the limit the reader stops reading
-stdin until answers have been handed to the writer, so a client that writes
-without reading its replies fills the pipe, not this process's memory."""
+"""Requests handed to the server and not yet answered. Past the limit requests
+are parked (at most as many again) and the reader keeps reading, so that
+responses and cancellations still get through; once the parking is full too,
+the reader stops reading stdin until answers have been handed to the writer,
+so a client that writes without reading its replies fills the pipe, not this
+process's memory."""
 
 _READ_SIZE = 1 << 16
 _QUEUE_SIZE = 256
@@ -143,6 +146,9 @@ class _Outstanding:
             self._changed.set()
             self._changed = anyio.Event()
 
+    def has_room(self) -> bool:
+        return self._total < self._limit
+
     async def room(self) -> None:
         """Wait until fewer than ``limit`` requests are outstanding."""
         while self._total >= self._limit:
@@ -203,6 +209,7 @@ class _Reader:
         outstanding: _Outstanding,
         fractional_ids: FractionalIds,
         max_line_bytes: int,
+        max_parked: int,
     ) -> None:
         self._fd = fd
         self._inbound = inbound
@@ -212,13 +219,59 @@ class _Reader:
         self._outstanding = outstanding
         self._fractional_ids = fractional_ids
         self._max_line_bytes = max_line_bytes
+        self._max_parked = max_parked
+        self._parked = 0
+        self._parked_ids: dict[RequestId, int] = {}
+        self._cancelled_parked: set[RequestId] = set()
+        self._parked_send: MemoryObjectSendStream[JSONRPCRequest]
 
     async def run(self) -> None:
-        """Read until EOF, then let calls the lane is still answering finish."""
+        """Read until EOF, then let parked requests and calls still being answered finish."""
         async with self._replies, anyio.create_task_group() as lane_tasks, self._inbound:
-            await self._read_lines(lane_tasks)
+            parked_send, parked_receive = anyio.create_memory_object_stream[JSONRPCRequest](
+                self._max_parked
+            )
+            self._parked_send = parked_send
+            done = anyio.Event()
+            async with anyio.create_task_group() as dispatcher:
+
+                async def dispatch() -> None:
+                    try:
+                        await self._dispatch_parked(parked_receive, lane_tasks)
+                    finally:
+                        done.set()
+
+                dispatcher.start_soon(dispatch)
+                try:
+                    await self._read_lines(lane_tasks)
+                finally:
+                    parked_send.close()
+                with anyio.move_on_after(_DRAIN_TIMEOUT):
+                    await done.wait()
+                dispatcher.cancel_scope.cancel()
             with anyio.move_on_after(_DRAIN_TIMEOUT):
                 await self._outstanding.drained()
+
+    async def _dispatch_parked(
+        self,
+        parked: MemoryObjectReceiveStream[JSONRPCRequest],
+        lane_tasks: anyio.abc.TaskGroup,
+    ) -> None:
+        """Hand parked requests on, in order, as room frees up."""
+        async with parked:
+            async for request in parked:
+                await self._outstanding.room()
+                self._parked -= 1
+                key = coerce_request_id(request.id)
+                if self._parked_ids[key] > 1:
+                    self._parked_ids[key] -= 1
+                else:
+                    del self._parked_ids[key]
+                if key in self._cancelled_parked:
+                    self._cancelled_parked.discard(key)
+                    self._fractional_ids.forget(request.id)
+                    continue  # cancelled while parked: never run, never answered (MCP)
+                await self._dispatch(request, lane_tasks)
 
     async def _read_lines(self, lane_tasks: anyio.abc.TaskGroup) -> None:
         pending = bytearray()
@@ -267,9 +320,24 @@ class _Reader:
         if isinstance(decoded, Rejected):
             await self._replies.send(encode_message(decoded.reply))
             return
-        is_request = isinstance(decoded, JSONRPCRequest)
-        if is_request:
-            await self._outstanding.room()
+        if isinstance(decoded, JSONRPCRequest):
+            if not self._parked and self._outstanding.has_room():
+                await self._dispatch(decoded, lane_tasks)
+                return
+            # Behind earlier parked requests, or at the limit: park it. When the
+            # parking is full this waits, and nothing more is read.
+            self._parked += 1
+            key = coerce_request_id(decoded.id)
+            self._parked_ids[key] = self._parked_ids.get(key, 0) + 1
+            await self._parked_send.send(decoded)
+            return
+        cancelled = cancelled_request(decoded)
+        if cancelled is not None and cancelled in self._parked_ids:
+            self._cancelled_parked.add(cancelled)
+        await self._dispatch(decoded, lane_tasks)
+
+    async def _dispatch(self, decoded: JSONRPCMessage, lane_tasks: anyio.abc.TaskGroup) -> None:
+        """Hand one message to the lane or the SDK, counting requests in."""
         lane = self._lane
         if lane is not None:
             lane.observe_inbound(decoded)
@@ -394,7 +462,7 @@ async def stdio_transport(
     )
     outbound_send, outbound_receive = anyio.create_memory_object_stream[Outgoing](_QUEUE_SIZE)
     outstanding = _Outstanding(max_in_flight)
-    fractional_ids = FractionalIds(max_in_flight)
+    fractional_ids = FractionalIds(2 * max_in_flight)
     reader = _Reader(
         fds.read_fd,
         inbound_send,
@@ -403,6 +471,7 @@ async def stdio_transport(
         outstanding,
         fractional_ids,
         max_line_bytes,
+        max_in_flight,
     )
     reader_done = anyio.Event()
     try:

@@ -156,7 +156,7 @@ def _held_back(case: ast.TestBlock, rules: list[RuleRef], paths: dict[str, str])
     }
 
 
-def _params(case: ast.TestBlock) -> tuple[ChainExecutionParams, Side]:
+def case_params(case: ast.TestBlock) -> tuple[ChainExecutionParams, Side]:
     given = next(s for s in case.statements if isinstance(s, ast.Given))
     phase: Phase = given.phase
     side: Side = side_for("client", phase)
@@ -199,7 +199,7 @@ async def run_tests(policy_set: PolicySet, name_filter: str | None = None) -> Te
         if name_filter and name_filter not in case.name:
             continue
         case_started = time.perf_counter()
-        params, side = _params(case)
+        params, side = case_params(case)
         result = await run_local_chain(provider, params, side)
         codes: set[str] = set()
         for _, trace in provider.traces:

@@ -49,8 +49,12 @@ async def test_stdio_lists_invokes_and_maps_errors(policies: Path) -> None:
         async with RemoteProvider(ServerSpec(command=(*SERVE, str(policies)))) as server:
             names = [d.name for d in await server.discover()]
             assert names == [
+                "argument-guard",
+                "audit-logger",
                 "elicitation-guard",
                 "pii-redactor",
+                "prompt-injection",
+                "resource-guard",
                 "sampling-guard",
                 "secret-redactor",
                 "tool-filter",
@@ -120,7 +124,7 @@ async def test_http_with_bearer_token(policies: Path) -> None:
         with anyio.fail_after(60):
             spec = ServerSpec(url=url, bearer_token="s3cret-token")
             async with RemoteProvider(spec) as server:
-                assert len(await server.discover()) == 7
+                assert len(await server.discover()) == 11
                 result = await server.invoke(_invoke("tool-guard", SHELL))
                 assert isinstance(result, ValidationResult) and not result.valid
             for wrong in (None, "wrong-token"):

@@ -83,7 +83,7 @@ def test_coverage_threshold(runner: CliRunner, tmp_path: Path) -> None:
 
 
 def test_name_filter(runner: CliRunner, policies: Path) -> None:
-    result = runner.invoke(cli, ["test", str(policies), "-k", "sampling", "-v"])
+    result = runner.invoke(cli, ["test", str(policies), "-k", "sampling: tools", "-v"])
     assert result.exit_code == 0
     assert result.output.count("PASSED") == 2
 

@@ -201,9 +201,12 @@ async def test_redactor_is_the_shipped_secrets_pack_under_the_fixture_name() -> 
     assert SECRETS_INTERCEPTOR == "secret-redactor"
 
 
-def test_the_guard_is_unsupported_with_the_reason() -> None:
-    with pytest.raises(Unsupported, match=r"per-session flow rules .* \(issue 15\)"):
-        bind([_entry("allow-all"), _entry("cross-boundary-guard")])
+def test_the_guard_binds_and_an_unknown_behaviour_is_unsupported() -> None:
+    provider = bind([_entry("allow-all"), _entry("cross-boundary-guard")])
+    assert [d.name for d in provider.descriptors()] == [
+        "conf/allow-all",
+        "conf/cross-boundary-guard",
+    ]
     with pytest.raises(Unsupported, match="no binding for behaviour `teleport`"):
         bind([_entry("teleport")])
 

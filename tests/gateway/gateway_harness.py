@@ -116,3 +116,20 @@ def everything_http() -> Iterator[str]:
     port = free_port()
     with running(["node", str(EVERYTHING), "streamableHttp"], port, {"PORT": str(port)}) as url:
         yield url
+
+
+async def raw_request(client: Client, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A request the SDK has no method for (the SEP's), answered as a plain dict."""
+    import mcp_types as types
+    from pydantic import BaseModel, ConfigDict
+
+    class Raw(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+    request = types.Request[dict[str, Any] | None, str](method=method, params=params)
+    result = await client.session.send_request(request, Raw)
+    return dict(result.model_extra or {})
+
+
+def gateway_process_argv(*args: str, policies: Sequence[Path] | None = None) -> list[str]:
+    return [sys.executable, *gateway_argv(*args, policies=policies)]

@@ -70,6 +70,16 @@ async def slow(steps: int, ctx: Context) -> str:
 
 
 @server.tool()
+async def announce(ctx: Context) -> str:
+    """Sends a log message, tools/list_changed and resources/updated (2025 notifications)."""
+    record("announce")
+    await ctx.info("hello from the backend")
+    await ctx.session.send_tool_list_changed()
+    await ctx.session.send_resource_updated("memo://one")
+    return "announced"
+
+
+@server.tool()
 def crash() -> str:
     """Exits the process mid-call."""
     record("crash")

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from gateway_harness import RECORDER, ROOT, TEST_POLICIES, gateway_client, text_of
+from gateway_harness import (
+    RECORDER,
+    ROOT,
+    TEST_POLICIES,
+    gateway_client,
+    gateway_process_argv,
+    text_of,
+)
 
 from policy_engine.gateway import ConfigError, load_config
 
@@ -91,3 +98,60 @@ async def test_config_drives_the_gateway_and_logs_decisions(tmp_path: Path) -> N
     assert {i["name"] for i in denied[0]["interceptors"]} >= {"tool-guard"}
     assert all("payload" not in r for r in lines)
     assert "rm-xyzzy" not in (tmp_path / "d.log").read_text()
+
+
+def test_the_documented_example_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = (ROOT / "docs" / "gateway.md").read_text()
+    example = page.split("```toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "policies").symlink_to(ROOT / "policies")
+    config = tmp_path / "gateway.toml"
+    config.write_text(example)
+    monkeypatch.setenv("CRM_TOKEN", "t1")
+    monkeypatch.setenv("GATEWAY_TOKEN", "t2")
+    options = load_config(config)
+    assert [b.name for b in options.backends] == ["files", "crm"]
+    assert options.backends[1].bearer_token == "t1"
+    assert options.listen == ("127.0.0.1", 8080)
+    assert [s.id for s in options.interceptors] == ["dlp"]
+    assert options.overrides["dlp-scan"].fail_open is True
+
+
+def test_verbose_traces_to_stderr_and_never_to_stdout(tmp_path: Path) -> None:
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    }
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "x"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "shell_exec", "arguments": {"command": "ls"}},
+        },
+    ]
+    done = subprocess.run(
+        gateway_process_argv(
+            "--backend", f"rec={sys.executable} {RECORDER}", "--verbose", "--decision-log", "-"
+        ),
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(ROOT),
+    )
+    # A blocked call needs no backend, so it may be answered before an earlier one.
+    replies = sorted((json.loads(line) for line in done.stdout.splitlines()), key=lambda r: r["id"])
+    assert [r["id"] for r in replies] == [1, 2, 3]
+    assert replies[1]["result"]["content"][0]["text"] == "x"
+    assert replies[2]["error"]["code"] == -32602
+    assert "client -> tools/call (id 2)" in done.stderr
+    assert '"decision":"validation_failed"' in done.stderr

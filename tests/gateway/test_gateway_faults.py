@@ -137,3 +137,17 @@ async def test_interceptor_server_killed(tmp_path: Path, fail_open: bool) -> Non
                     await client.call_tool("shell_exec", {"command": "ls"})
     expected = ["echo", "echo", "echo"] if fail_open else ["echo", "echo"]
     assert [c["tool"] for c in calls(log)] == expected
+
+
+def test_a_backend_that_cannot_start_is_named() -> None:
+    done = subprocess.run(
+        [*SERVE[:-1], "gateway", str(TOOL_GUARD), "--backend", "ghost=/nonexistent/command"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(ROOT),
+    )
+    assert done.returncode == 1
+    assert "backend ghost could not be started: FileNotFoundError" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -90,3 +90,24 @@ async def test_http_backend() -> None:
             assert text_of(await client.call_tool("echo", {"message": "hi"})) == "Echo: hi"
             with pytest.raises(MCPError):
                 await client.call_tool("get-env", {})
+
+
+async def test_http_front_serves_the_handshake_era(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    with http_gateway("--backend", recorder(log)) as url, anyio.fail_after(LIMIT):
+        # A request that is not `initialize` opens no session (and starts no backend).
+        async with httpx2.AsyncClient() as raw:
+            stray = await raw.post(
+                url,
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers={"Accept": "application/json, text/event-stream"},
+            )
+            assert stray.status_code == 400
+            assert stray.json()["error"]["code"] == -32600
+        # An SDK client in auto mode probes 2026-07-28, is told -32022, and falls back.
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http), mode="auto") as client,
+        ):
+            assert client.protocol_version == "2025-11-25"
+            assert text_of(await client.call_tool("echo", {"text": "auto"})) == "auto"

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
-from gateway_harness import calls, gateway_client, recorder, text_of
+from gateway_harness import calls, gateway_client, raw_request, recorder, text_of
 from mcp.shared.exceptions import MCPError
 
 LIMIT = 30
+EXTENSION = "io.modelcontextprotocol/interceptors"
 
 
 async def test_transparent_handshake(tmp_path: Path) -> None:
@@ -78,3 +81,71 @@ async def test_backend_errors_pass_through(tmp_path: Path) -> None:
             with pytest.raises(MCPError) as caught:
                 await client.read_resource("nothing://here")
     assert caught.value.code != -32603 or "Backend" not in caught.value.message
+
+
+async def test_notifications_reach_the_client(tmp_path: Path) -> None:
+    logged: list[Any] = []
+    seen: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logged.append(params.data)
+
+    async def on_message(message: Any) -> None:
+        seen.append(type(message).__name__)
+
+    with anyio.fail_after(LIMIT):
+        async with gateway_client(
+            "--backend",
+            recorder(tmp_path / "calls.log"),
+            logging_callback=on_log,
+            message_handler=on_message,
+            log_level="debug",
+        ) as client:
+            assert text_of(await client.call_tool("announce", {})) == "announced"
+            for _ in range(50):
+                if logged and len(seen) >= 3:
+                    break
+                await anyio.sleep(0.05)
+    assert logged == ["hello from the backend"]
+    assert {"ToolListChangedNotification", "ResourceUpdatedNotification"} <= set(seen), seen
+
+
+async def test_expose_interceptors(tmp_path: Path) -> None:
+    with anyio.fail_after(LIMIT):
+        async with gateway_client(
+            "--backend", recorder(tmp_path / "calls.log"), "--expose-interceptors"
+        ) as client:
+            advertised = (client.server_capabilities.experimental or {})[EXTENSION]
+            assert "tools/call" in advertised["supportedEvents"]
+            listed = await raw_request(client, "interceptors/list", {})
+            names = [d["name"] for d in listed["interceptors"]]
+            assert {"tool-guard", "pii-redactor", "hide-internal"} <= set(names)
+            verdict = await raw_request(
+                client,
+                "interceptor/invoke",
+                {
+                    "name": "tool-guard",
+                    "event": "tools/call",
+                    "phase": "request",
+                    "payload": {"name": "shell_exec", "arguments": {}},
+                },
+            )
+            assert verdict["valid"] is False
+
+
+async def test_side_server_runs_the_receiving_order(tmp_path: Path) -> None:
+    decisions = tmp_path / "decisions.log"
+    with anyio.fail_after(LIMIT):
+        async with gateway_client(
+            "--backend",
+            recorder(tmp_path / "calls.log"),
+            "--side",
+            "server",
+            "--decision-log",
+            str(decisions),
+        ) as client:
+            await client.call_tool("echo", {"text": "hi"})
+    runs = [json.loads(line) for line in decisions.read_text().splitlines()]
+    sides = {(r["event"], r["phase"]): r["side"] for r in runs}
+    assert sides[("tools/call", "request")] == "receiving"
+    assert sides[("tools/call", "response")] == "sending"

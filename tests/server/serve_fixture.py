@@ -23,6 +23,7 @@ from policy_engine.server import (
     DecisionLog,
     ProviderSource,
     Reloader,
+    TransportLimits,
     serve_http,
     serve_stdio,
     static_source,
@@ -58,6 +59,7 @@ def main() -> None:
     parser.add_argument("--decision-log")
     parser.add_argument("--include-payloads", action="store_true")
     parser.add_argument("--no-fast-path", action="store_true", help="route every call via the SDK")
+    parser.add_argument("--max-in-flight", type=int, default=TransportLimits().max_in_flight)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 
@@ -95,7 +97,12 @@ def main() -> None:
                     ready=lambda port: say(f"READY {port}"),
                 )
             else:
-                await serve_stdio(source, decision_log=log, fast_path=not args.no_fast_path)
+                await serve_stdio(
+                    source,
+                    decision_log=log,
+                    fast_path=not args.no_fast_path,
+                    limits=TransportLimits(max_in_flight=args.max_in_flight),
+                )
             tg.cancel_scope.cancel()
 
     anyio.run(run)

@@ -16,7 +16,9 @@ import threading
 import time
 from pathlib import Path
 
-from server_harness import FIXTURE, HERE, invoke_message
+import anyio
+import pytest
+from server_harness import FIXTURE, HERE, invoke_message, raw_stdio
 
 COUNT = 30_000
 NOTE = "x" * 1000
@@ -94,3 +96,32 @@ def test_unread_replies_stop_the_server_reading() -> None:
         process.wait(10)
         stdin.close()
         stdout.close()
+
+
+@pytest.mark.parametrize("lane", ["fast-lane", "sdk"])
+async def test_cancellations_get_through_at_the_limit(lane: str) -> None:
+    """At the in-flight limit requests wait, but notifications are still read.
+
+    Four ``gate`` calls fill a limit of four; three more wait behind them.
+    Cancelling a waiting one means it never runs; cancelling the four running
+    ones makes room for the rest, and the ``release`` among them opens the gate.
+    """
+    args = ["--max-in-flight", "4"] + (["--no-fast-path"] if lane == "sdk" else [])
+    with anyio.fail_after(60):
+        async with raw_stdio(*args) as wire:
+            await wire.handshake()
+            for index in range(6):
+                await wire.send(invoke_message(f"g{index}", name="gate"))
+            await wire.send(invoke_message("release", name="release"))
+            for request_id in ("g4", "g0", "g1", "g2", "g3"):
+                await wire.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/cancelled",
+                        "params": {"requestId": request_id},
+                    }
+                )
+            answered = {(await wire.receive())["id"] for _ in range(2)}
+            assert answered == {"g5", "release"}
+            await wire.send({"jsonrpc": "2.0", "id": "ping", "method": "ping"})
+            assert await wire.receive() == {"jsonrpc": "2.0", "id": "ping", "result": {}}

@@ -1,0 +1,57 @@
+"""Checks of the flow rules across the set: labels read and written, server maps used.
+
+Flow labels are the set's: a `remember` in one validator can feed a `flow`
+rule in another, since both read and write the same session state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from . import ast
+from .diagnostics import Diagnostic
+from .model import PolicySetModel
+from .resolve import did_you_mean, error, warning
+
+
+def check_flows(model: PolicySetModel) -> Iterator[Diagnostic]:
+    remembered: dict[str, ast.Remember] = {}
+    read: set[str] = set()
+    for interceptor in model.interceptors:
+        for rule in interceptor.rules:
+            if isinstance(rule, ast.Remember):
+                remembered.setdefault(rule.label, rule)
+            elif isinstance(rule, ast.FlowRule) and rule.label is not None:
+                read.add(rule.label)
+    for interceptor in model.interceptors:
+        flows = [r for r in interceptor.rules if isinstance(r, ast.FLOW_RULES)]
+        for rule in flows:
+            if (
+                isinstance(rule, ast.FlowRule)
+                and rule.label is not None
+                and rule.label not in remembered
+            ):
+                close = did_you_mean(rule.label, remembered)
+                yield error(
+                    "E231",
+                    f"flow label `{rule.label}` is never remembered",
+                    rule.span,
+                    close or f"add `remember PATTERN as {rule.label}` to a validator of the set",
+                )
+        if interceptor.servers and not flows:
+            first = next(s for s in interceptor.node.statements if isinstance(s, ast.ServerMap))
+            yield warning(
+                "W331",
+                f"`{interceptor.name}` maps tools to servers but has no flow rule",
+                first.span,
+                "the map only attributes messages for `flow` and `remember` rules of the same "
+                "validator; add one, or remove the map",
+            )
+    for label, rule in remembered.items():
+        if label not in read:
+            yield warning(
+                "W330",
+                f"flow label `{label}` is remembered but never read",
+                rule.span,
+                f"add `deny flow {label} across servers` (or remove the `remember`)",
+            )

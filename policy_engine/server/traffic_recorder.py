@@ -1,0 +1,69 @@
+"""`--record FILE`: every invoke's payload as received and its decision, for `policyc replay`.
+
+The recorder wraps the served provider, so no transport or handler changes:
+each invoke the provider answers becomes one traffic record (format in
+``wire/traffic.py``). Lines go through the decision log's writer (a bounded
+queue and a thread of its own, so an invoke never waits on the disk), to a
+file created owner-only: it holds raw payloads, the data policies protect.
+"""
+
+from __future__ import annotations
+
+from ..wire import InterceptorDescriptor, InvokeParams, MutationResult, ValidationResult
+from ..wire.provider import InterceptorProvider
+from ..wire.traffic import TrafficRecord, record_line
+from .decision_log import DecisionLog, DecisionLogSettings
+from .source import ProviderSource
+
+RECORD_MODE = 0o600
+
+
+def open_recorder(path: str) -> DecisionLog:
+    """A writer for traffic records at ``path`` (created, or narrowed, to mode 0600)."""
+    return DecisionLog(path, DecisionLogSettings(file_mode=RECORD_MODE, max_bytes=None))
+
+
+class RecordingProvider:
+    """A provider that records what it is asked and what it answers."""
+
+    def __init__(self, inner: InterceptorProvider, recorder: DecisionLog) -> None:
+        self._inner = inner
+        self._recorder = recorder
+        self.never_modifies_payload = getattr(inner, "never_modifies_payload", False)
+
+    def descriptors(self) -> list[InterceptorDescriptor]:
+        return self._inner.descriptors()
+
+    async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
+        result = await self._inner.invoke(params)
+        decision = "deny" if isinstance(result, ValidationResult) and not result.valid else "allow"
+        record = TrafficRecord(
+            event=params.event,
+            phase=params.phase,
+            payload=params.payload,
+            context=params.context.to_wire() if params.context is not None else None,
+            decision=decision,
+            interceptor=params.name,
+        )
+        try:
+            line = record_line(record)
+        except (TypeError, ValueError, RecursionError):
+            return result  # not JSON (a library caller's object): nothing replayable to write
+        self._recorder.record_line(line)
+        return result
+
+
+def recording_source(source: ProviderSource, recorder: DecisionLog) -> ProviderSource:
+    """``source`` with every provider it hands out recording; reloads keep recording."""
+    wrapped: dict[int, tuple[InterceptorProvider, RecordingProvider]] = {}
+
+    def current() -> InterceptorProvider:
+        provider = source()
+        cached = wrapped.get(id(provider))
+        if cached is None or cached[0] is not provider:
+            wrapped.clear()  # the old set is gone after a reload
+            cached = (provider, RecordingProvider(provider, recorder))
+            wrapped[id(provider)] = cached
+        return cached[1]
+
+    return current

@@ -1,0 +1,157 @@
+"""The flow stores keep fingerprints within their bounds, share state through
+Redis, and fail closed (a FlowStoreError) when Redis is down."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import anyio
+import pytest
+
+from policy_engine.flow import Fingerprinter, FlowEntry, FlowLimits, FlowStoreError, MemoryFlowStore
+from policy_engine.flow.redis_store import RedisFlowStore
+
+from .conftest import RedisServer, free_port
+
+ENTRY = FlowEntry("filesystem", "tools/call response of read_file at $.content[0].text")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_fingerprints_are_keyed_and_never_the_value() -> None:
+    one, other = Fingerprinter(b"k" * 32), Fingerprinter(b"j" * 32)
+    secret = "sk_live_0123456789abcdefghijklmn"
+    assert one.of(secret) == one.of(secret)
+    assert one.of(secret) != other.of(secret)
+    assert secret not in one.of(secret) and len(one.of(secret)) == 32
+    with pytest.raises(ValueError):
+        Fingerprinter(b"short")
+
+
+def test_a_session_that_sees_100000_secrets_stays_within_its_cap() -> None:
+    store = MemoryFlowStore(FlowLimits(max_entries_per_session=1000))
+    names = Fingerprinter()
+    for batch in range(100):
+        store.remember_now("s", {names.of(f"secret-{batch}-{i}"): ENTRY for i in range(1000)})
+    assert store.entry_count("s") == 1000
+    # the newest are kept, the oldest forgotten
+    assert store.recall_now("s", [names.of("secret-99-999")])
+    assert not store.recall_now("s", [names.of("secret-0-0")])
+
+
+def test_expired_entries_and_idle_sessions_are_gone() -> None:
+    clock = Clock()
+    store = MemoryFlowStore(FlowLimits(ttl_seconds=60), clock)
+    store.remember_now("s", {"a": ENTRY})
+    store.set_last_server_now("s", "filesystem")
+    clock.now += 30
+    store.remember_now("s", {"b": ENTRY})
+    clock.now += 45  # a is 75 s old, b 45 s
+    assert store.recall_now("s", ["a", "b"]) == {"b": ENTRY}
+    clock.now += 61
+    assert store.recall_now("s", ["b"]) == {}
+    assert store.last_server_now("s") is None
+    assert store.session_count() == 0
+
+
+def test_sessions_never_share_state() -> None:
+    store = MemoryFlowStore()
+    store.remember_now("session-a", {"fp": ENTRY})
+    assert store.recall_now("session-b", ["fp"]) == {}
+
+
+def test_memory_stays_flat_over_10000_sessions() -> None:
+    store = MemoryFlowStore(FlowLimits(max_sessions=500))
+    names = Fingerprinter()
+
+    def fill(start: int) -> None:
+        for n in range(start, start + 5000):
+            store.remember_now(f"session-{n}", {names.of(f"v{n}-{i}"): ENTRY for i in range(3)})
+
+    tracemalloc.start()
+    fill(0)
+    before = tracemalloc.get_traced_memory()[0]
+    fill(5000)
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert store.session_count() == 500
+    assert grown < 256 * 1024, grown
+
+
+async def test_two_stores_share_one_redis(redis_server: RedisServer) -> None:
+    names = Fingerprinter(b"shared-key-for-both-replicas")
+    writer = RedisFlowStore(redis_server.url, names)
+    reader = RedisFlowStore(redis_server.url, names)
+    try:
+        with anyio.fail_after(10):
+            await writer.remember("s", {"fp": ENTRY})
+            await writer.set_last_server("s", "filesystem")
+            assert await reader.recall("s", ["fp", "other"]) == {"fp": ENTRY}
+            assert await reader.last_server("s") == "filesystem"
+            assert await reader.recall("another-session", ["fp"]) == {}
+    finally:
+        await writer.aclose()
+        await reader.aclose()
+
+
+async def test_redis_keeps_the_cap_and_no_client_text_in_keys(redis_server: RedisServer) -> None:
+    import redis.asyncio as aioredis
+
+    names = Fingerprinter(b"shared-key-for-both-replicas")
+    store = RedisFlowStore(redis_server.url, names, FlowLimits(max_entries_per_session=50))
+    raw = aioredis.Redis.from_url(redis_server.url)
+    try:
+        with anyio.fail_after(20):
+            for batch in range(10):
+                await store.remember(
+                    "user@example.com", {names.of(f"{batch}-{i}"): ENTRY for i in range(20)}
+                )
+            keys = [k.decode() for k in await raw.keys("*")]
+            assert all("example.com" not in key for key in keys)
+            table = next(k for k in keys if k.endswith(":t"))
+            assert await raw.hlen(table) == 50
+            assert 0 < await raw.ttl(table) <= 3600
+            assert await store.recall("user@example.com", [names.of("9-19")])
+            assert not await store.recall("user@example.com", [names.of("0-0")])
+    finally:
+        await store.aclose()
+        await raw.aclose()
+
+
+async def test_redis_entries_expire(redis_server: RedisServer) -> None:
+    names = Fingerprinter(b"shared-key-for-both-replicas")
+    store = RedisFlowStore(redis_server.url, names, FlowLimits(ttl_seconds=1))
+    try:
+        with anyio.fail_after(10):
+            await store.remember("s", {"fp": ENTRY})
+            assert await store.recall("s", ["fp"]) == {"fp": ENTRY}
+            while await store.recall("s", ["fp"]):
+                await anyio.sleep(0.1)
+    finally:
+        await store.aclose()
+
+
+async def test_redis_down_fails_closed_and_recovers(tmp_path: object) -> None:
+    from pathlib import Path
+
+    server = RedisServer(free_port(), Path(str(tmp_path)))
+    store = RedisFlowStore(server.url, Fingerprinter(b"shared-key-for-both-replicas"))
+    try:
+        with anyio.fail_after(10):
+            with pytest.raises(FlowStoreError, match="flow store unavailable"):
+                await store.recall("s", ["fp"])
+            server.start()
+            await store.remember("s", {"fp": ENTRY})
+            assert await store.recall("s", ["fp"]) == {"fp": ENTRY}
+            server.stop()
+            with pytest.raises(FlowStoreError):
+                await store.remember("s", {"fp2": ENTRY})
+    finally:
+        server.stop()
+        await store.aclose()
