@@ -52,8 +52,11 @@ class FreshPayloads:
     A server never sees the same payload object twice: each message is parsed
     afresh. Handing one object to every timed call lets any cache keyed on
     object identity skip work a server would do, so every invoke benchmark
-    takes its payload from a pool. A cache holding fewer than ``size`` entries
-    (policyc keeps none) cannot hide work; ``tests/bench`` proves it.
+    takes its payload from a pool, one pool per contender: interleaved
+    contenders sharing a pool could hand one of them the same object every
+    round. A cache holding fewer than ``size`` entries (policyc keeps one)
+    cannot hide work from a contender that owns its pool; ``tests/bench``
+    proves both.
     """
 
     def __init__(self, payload: Any, size: int) -> None:

@@ -272,32 +272,52 @@ def _peer_variant(payload: dict[str, Any], kind: str, decision: str) -> dict[str
 # Plain Python doing what the policies do: re2 for text, hand-written walks.
 
 
-def _alternation(names: tuple[str, ...]) -> tuple[Any, list[tuple[str, Any]]]:
-    """One RE2 alternation with a named group per pattern (as policyc builds it)."""
-    specs = []
-    groups = []
-    for i, name in enumerate(names):
-        pattern = BUILTIN_PATTERNS[name]
-        check = CANDIDATE_CHECKS[pattern.check] if pattern.check else None
-        specs.append((name, check))
-        groups.append(f"(?P<p{i}>{pattern.source})")
-    options = re2.Options()
-    options.max_mem = 64 << 20
-    return re2.compile("|".join(groups), options), specs
+class _Patterns:
+    """The regexes of a rule, as policyc runs them: one alternation of the plain
+    patterns (a named group each), and a pass of its own for each pattern with
+    a candidate check or a ``value`` group (whose span is then the hit)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        options = re2.Options()
+        options.max_mem = 64 << 20
+        self.names = names
+        sources = [BUILTIN_PATTERNS[n].source for n in names]
+        values = [re2.compile(src, options).groupindex.get("value", 0) for src in sources]
+        checks = [CANDIDATE_CHECKS[c] if (c := BUILTIN_PATTERNS[n].check) else None for n in names]
+        plain = [i for i in range(len(names)) if checks[i] is None and not values[i]]
+        body = "|".join(f"(?P<p{i}>{sources[i]})" for i in plain)
+        self.joined = re2.compile(body, options) if plain else None
+        self.alone = [
+            (i, re2.compile(sources[i], options), values[i], checks[i])
+            for i in range(len(names))
+            if i not in plain
+        ]
+
+    def hits(self, text: str) -> list[tuple[int, int, int]]:
+        found = []
+        if self.joined is not None:
+            for m in self.joined.finditer(text):
+                if m.start() != m.end():
+                    found.append((m.start(), int(m.lastgroup[1:]), m.end()))
+        for i, regex, group, check in self.alone:
+            for m in regex.finditer(text):
+                start, end = m.span(group)
+                if start != end and (check is None or check(text[start:end])):
+                    found.append((start, i, end))
+        return sorted(found)
 
 
-_PII_TEXT, _PII_TEXT_SPECS = _alternation(("EMAIL", "SSN", "CREDIT_CARD", "PHONE", "IBAN"))
-_PII_MSG, _PII_MSG_SPECS = _alternation(("EMAIL", "SSN", "CREDIT_CARD"))
+_PII_TEXT = _Patterns(("EMAIL", "SSN", "CREDIT_CARD", "PHONE", "IBAN"))
+_PII_MSG = _Patterns(("EMAIL", "SSN", "CREDIT_CARD"))
 
 
-def _scrub(text: str, regex: Any, specs: list[tuple[str, Any]], counts: dict[str, int]) -> str:
+def _scrub(text: str, patterns: _Patterns, counts: dict[str, int]) -> str:
     pieces: list[str] = []
     last = 0
-    for match in regex.finditer(text):
-        name, check = specs[int(match.lastgroup[1:])]
-        start, end = match.span()
-        if start == end or (check is not None and not check(match.group())):
+    for start, i, end in patterns.hits(text):
+        if start < last:
             continue
+        name = patterns.names[i]
         pieces.append(text[last:start])
         pieces.append(f"[REDACTED:{name}]")
         counts[name] = counts.get(name, 0) + 1
@@ -308,15 +328,15 @@ def _scrub(text: str, regex: Any, specs: list[tuple[str, Any]], counts: dict[str
     return "".join(pieces)
 
 
-def _scrub_all(value: Any, regex: Any, specs: list[tuple[str, Any]], counts: dict[str, int]) -> Any:
+def _scrub_all(value: Any, patterns: _Patterns, counts: dict[str, int]) -> Any:
     """Every string under ``value`` scrubbed; containers copied only where something changed."""
     if isinstance(value, str):
-        return _scrub(value, regex, specs, counts)
+        return _scrub(value, patterns, counts)
     if isinstance(value, dict):
-        out = {k: _scrub_all(v, regex, specs, counts) for k, v in value.items()}
+        out = {k: _scrub_all(v, patterns, counts) for k, v in value.items()}
         return out if any(out[k] is not value[k] for k in value) else value
     if isinstance(value, list):
-        items = [_scrub_all(v, regex, specs, counts) for v in value]
+        items = [_scrub_all(v, patterns, counts) for v in value]
         return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
     return value
 
@@ -369,7 +389,7 @@ def hand_pii(payload: dict[str, Any]) -> tuple[bool, Any, dict[str, int]]:
     counts: dict[str, int] = {}
     out = _by_key(payload)
     if "arguments" in out:
-        args = _scrub_all(out["arguments"], _PII_TEXT, _PII_TEXT_SPECS, counts)
+        args = _scrub_all(out["arguments"], _PII_TEXT, counts)
         if args is not out["arguments"]:
             out = _replace(out, payload, "arguments", args)
     content = out.get("content")
@@ -377,7 +397,7 @@ def hand_pii(payload: dict[str, Any]) -> tuple[bool, Any, dict[str, int]]:
         items = []
         for item in content:
             if isinstance(item, dict) and isinstance(item.get("text"), str):
-                text = _scrub(item["text"], _PII_TEXT, _PII_TEXT_SPECS, counts)
+                text = _scrub(item["text"], _PII_TEXT, counts)
                 if text is not item["text"]:
                     item = {**item, "text": text}
             items.append(item)
@@ -388,7 +408,7 @@ def hand_pii(payload: dict[str, Any]) -> tuple[bool, Any, dict[str, int]]:
         new_messages = []
         for message in messages:
             if isinstance(message, dict) and "content" in message:
-                body = _scrub_all(message["content"], _PII_MSG, _PII_MSG_SPECS, counts)
+                body = _scrub_all(message["content"], _PII_MSG, counts)
                 if body is not message["content"]:
                     message = {**message, "content": body}
             new_messages.append(message)
@@ -622,7 +642,6 @@ class Bench:
             for kind, p in group.items()
         }
         self.results["payload_bytes"] = sizes
-        self._pools: dict[int, tuple[Any, FreshPayloads]] = {}
         print("payloads (JSON bytes): " + ", ".join(f"{k} {v:,}" for k, v in sizes.items()))
         print()
 
@@ -630,13 +649,13 @@ class Bench:
         return measure(cases, budget_s=self.budget_s)
 
     def fresh(self, payload: Any) -> FreshPayloads:
-        """Deep copies of ``payload``, a different one for every timed call."""
-        known = self._pools.get(id(payload))
-        if known is not None and known[0] is payload:
-            return known[1]
-        pool = FreshPayloads(payload, pool_size(len(json.dumps(payload))))
-        self._pools[id(payload)] = (payload, pool)  # the key's object stays alive
-        return pool
+        """Deep copies of ``payload``, a different one for every timed call.
+
+        One pool per contender: contenders sharing a pool would each take a
+        stride of it per round, and a stride that is a multiple of the pool
+        size hands one contender the same object round after round.
+        """
+        return FreshPayloads(payload, pool_size(len(json.dumps(payload))))
 
     # -- redact ---------------------------------------------------------------
 
@@ -661,7 +680,8 @@ class Bench:
                 def ours(fresh: FreshPayloads = fresh, phase: str = phase) -> object:
                     return policy.invoke_sync("pii-redactor", "tools/call", phase, fresh())
 
-                stats = self._measure({"policyc": ours, "hand": lambda f=fresh: hand_pii(f())})
+                mine = self.fresh(payload)
+                stats = self._measure({"policyc": ours, "hand": lambda f=mine: hand_pii(f())})
                 ratio = stats["policyc"].median_ns / stats["hand"].median_ns
                 rows.append(
                     [
@@ -708,7 +728,8 @@ class Bench:
                 def ours(name: str = name, event: str = event, f: FreshPayloads = fresh) -> object:
                     return policy.invoke_sync(name, event, "request", f())
 
-                stats = self._measure({"policyc": ours, "hand": lambda h=hand, f=fresh: h(f())})
+                mine = self.fresh(payload)
+                stats = self._measure({"policyc": ours, "hand": lambda h=hand, f=mine: h(f())})
                 ratio = stats["policyc"].median_ns / stats["hand"].median_ns
                 verdict = "deny" if any(s == "error" for s, _ in hand(payload)) else "allow"
                 rows.append(
@@ -752,35 +773,38 @@ class Bench:
                 ("sampling request", "deny"),
             ):
                 payload = _peer_variant(group[kind], kind, decision)
-                f = self.fresh(payload)
-                cases: dict[str, Callable[[], object]] = {}
+                engines: dict[str, Callable[[Any], object]] = {}
                 if kind == "tools/call request":
-                    cases["by hand"] = lambda f=f: hand_common_tool(f())
-                    cases["policyc"] = lambda f=f: policy.invoke_sync(
-                        "tool-deny", "tools/call", "request", f()
+                    engines["by hand"] = hand_common_tool
+                    engines["policyc"] = lambda p: policy.invoke_sync(
+                        "tool-deny", "tools/call", "request", p
                     )
                     if cedar is not None:
-                        cases["cedar"] = lambda f=f: cedar.tools_call(f())
+                        engines["cedar"] = cedar.tools_call
                     if invariant is not None:
-                        cases["invariant (fields)"] = lambda f=f: invariant.tools_call(f(), False)
-                        cases["invariant (full trace)"] = lambda f=f: invariant.tools_call(
-                            f(), True
-                        )
+                        engines["invariant (fields)"] = lambda p: invariant.tools_call(p, False)
+                        engines["invariant (full trace)"] = lambda p: invariant.tools_call(p, True)
                 else:
-                    cases["by hand"] = lambda f=f: hand_common_sampling(f())
-                    cases["policyc"] = lambda f=f: policy.invoke_sync(
-                        "sampling-limits", "sampling/createMessage", "request", f()
+                    engines["by hand"] = hand_common_sampling
+                    engines["policyc"] = lambda p: policy.invoke_sync(
+                        "sampling-limits", "sampling/createMessage", "request", p
                     )
                     if cedar is not None:
-                        cases["cedar"] = lambda f=f: cedar.sampling(f())
+                        engines["cedar"] = cedar.sampling
                     if invariant is not None:
-                        cases["invariant (fields)"] = lambda f=f: invariant.sampling(f(), False)
-                        cases["invariant (full trace)"] = lambda f=f: invariant.sampling(f(), True)
+                        engines["invariant (fields)"] = lambda p: invariant.sampling(p, False)
+                        engines["invariant (full trace)"] = lambda p: invariant.sampling(p, True)
                 # Not an engine: the part of policyc's time spent on the size
                 # and depth walk that every invoke does before any rule runs.
-                cases["(policyc's bounds walk alone)"] = lambda f=f: check_bounds(
-                    f(), Limits(), "bench"
+                engines["(policyc's bounds walk alone)"] = lambda p: check_bounds(
+                    p, Limits(), "bench"
                 )
+                # A pool of copies per contender (see `fresh`).
+                cases: dict[str, Callable[[], object]] = {
+                    engine: (lambda run=run, f=pool: run(f()))
+                    for engine, run in engines.items()
+                    for pool in [self.fresh(payload)]
+                }
                 stats = self._measure(cases)
                 hand_ns = stats["by hand"].median_ns
                 ours_ns = stats["policyc"].median_ns

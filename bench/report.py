@@ -125,16 +125,17 @@ def throughput_table(hot: Runs) -> str:
 def redact_rules_table(hot: Runs) -> str:
     rows = []
     for n in ("10", "100", "1000"):
-        for kind in ("N rules", "1 rule, N patterns"):
+        for kind in ("rules", "rule, N patterns"):
             f = figure(hot, "redact_rules", n, kind, "median_ns")
             g = figure(hot, "redact_rules", n, kind, "growth_vs_10")
-            label = kind.replace("N", f"{int(n):,}")
+            label = f"{int(n):,} rules" if kind == "rules" else f"1 rule, {int(n):,} patterns"
             rows.append([label, f.time(), f.time_range(), g.ratio(), g.ratio_range()])
     return table(["policy", "median", "range", "vs 10", "range of vs 10"], rows)
 
 
 def peer_table(inv: Runs) -> str:
     rows = []
+    inv = [run for run in inv if "common" in run]
     for key in dig(inv[0], ["common"]) or {} if inv else {}:
         for engine in dig(inv[0], ["common", key]) or {}:
             t = figure(inv, "common", key, engine, "median_ns")
@@ -255,8 +256,8 @@ def targets_table(hot: Runs, inv: Runs, base_hot: Runs, base_inv: Runs) -> str:
             f"{mbps.middle / before.middle:.1f}x" if before.values else DASH,
         ]
     )
-    growth = figure(hot, "redact_rules", "1000", "N rules", "growth_vs_10")
-    base_growth = figure(base_hot, "redact_rules", "1000", "N rules", "growth_vs_10")
+    growth = figure(hot, "redact_rules", "1000", "rules", "growth_vs_10")
+    base_growth = figure(base_hot, "redact_rules", "1000", "rules", "growth_vs_10")
     rows.append(
         [
             "1,000 `redact` rules / 10 rules",
@@ -267,6 +268,7 @@ def targets_table(hot: Runs, inv: Runs, base_hot: Runs, base_inv: Runs) -> str:
             DASH,
         ]
     )
+    inv = [run for run in inv if "common" in run]
     for key in dig(inv[0], ["common"]) or {} if inv else {}:
         for engine, goal in (("cedar", ">= 2x"), ("invariant (fields)", ">= 15x")):
             now = figure(inv, "common", key, engine, "ratio_vs_policyc")
@@ -329,7 +331,7 @@ def plots(inv: Runs, hot: Runs, out: Path) -> list[Path]:
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     counts = ["10", "100", "1000"]
-    for kind in ("N rules", "1 rule, N patterns"):
+    for kind in ("rules", "rule, N patterns"):
         ys = [figure(hot, "redact_rules", n, kind, "median_ns").middle / 1e3 for n in counts]
         _line(ax, counts, ys, marker="o", label=f"redact on 10 KB: {kind}")
     for engine in ("policyc", "loop of re2 regexes", "re2.Set"):
@@ -365,13 +367,13 @@ def _save(fig: Any, path: Path) -> Path:
 def rewrite(page: str, blocks: dict[str, str]) -> str:
     for name, body in blocks.items():
         pattern = re.compile(
-            rf"(<!-- bench:{re.escape(name)} -->\n).*?(\n<!-- /bench:{re.escape(name)} -->)",
+            rf"(<!-- bench:{re.escape(name)} -->\n)(?:.*?\n)?(<!-- /bench:{re.escape(name)} -->)",
             re.DOTALL,
         )
         if not pattern.search(page):
             print(f"note: docs/performance.md has no block `bench:{name}`")
             continue
-        page = pattern.sub(lambda m, b=body: m.group(1) + b + m.group(2), page)
+        page = pattern.sub(lambda m, b=body: m.group(1) + b + "\n" + m.group(2), page)
     return page
 
 

@@ -1,6 +1,9 @@
 """The package's layers import one way only; this reads every module's imports.
 
-wire <- language <- compiler <- chain <- testing <- server / interception <- gateway <- cli.
+The layers form a diamond over ``wire``: ``language`` then ``compiler`` on one
+side, ``chain`` and ``server`` (wire only) on the other. ``testing`` joins the
+compiler and the chain; ``interception`` (chain runs for MCP messages) sits on
+the chain, and ``gateway``, ``authoring``, ``conformance`` and ``cli`` on top.
 """
 
 from __future__ import annotations
@@ -113,6 +116,13 @@ def test_layer_imports_only_layers_below(layer: str) -> None:
         for imported in external & FORBIDDEN_EXTERNAL.get(layer, set()):
             problems.append(f"{path.relative_to(PACKAGE)} imports {imported}")
     assert not problems, "\n".join(problems)
+
+
+def test_chain_and_server_stand_on_wire_alone() -> None:
+    """The diamond's right side: transports and the chain never need the compiler."""
+    for layer in ("chain", "server"):
+        assert ALLOWED[layer] == {"wire", layer, "__init__"}
+    assert "chain" not in ALLOWED["compiler"] and "server" not in ALLOWED["testing"]
 
 
 def test_every_layer_is_known() -> None:

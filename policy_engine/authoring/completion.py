@@ -20,11 +20,12 @@ from ..language.payload_schema import fields_under, known_schema
 from ..wire.events import STANDARD_EVENTS
 from .locate import block_text
 
-Kind = Literal["keyword", "event", "pattern", "param", "field"]
+Kind = Literal["keyword", "event", "pattern", "param", "field", "interceptor"]
 
 _PATH = re.compile(r"\$[^\s\"]*$")
 _PARAM = re.compile(r"\bparam\.[A-Za-z0-9_]*$")
-_EVENTS = re.compile(r"\bon\s+(?:[^\s,]+\s*,\s*)*[^\s,]*$")
+_EVENTS = re.compile(r"\b(?:on\s+(?:[^\s,]+\s*,\s*)*|given\s+)[^\s,]*$")
+_INTERCEPTORS = re.compile(r"\b(?:config\s+|only\s+(?:[^\s,]+\s*,\s*)*)[^\s,]*$")
 _PATTERNS = re.compile(r"\b(?:matching|matches)\s+(?:[A-Za-z0-9_]+\s*,\s*)*[A-Za-z0-9_]*$")
 _USER_PATTERN = re.compile(r"^\s*pattern\s+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
 
@@ -62,6 +63,11 @@ def complete(text: str, line: int, column: int, model: PolicySetModel | None) ->
         return _patterns(text, model)
     if _EVENTS.search(before):
         return [Candidate(e, "event", "MCP event") for e in STANDARD_EVENTS]
+    if _INTERCEPTORS.search(before) and block.kind == "test" and model is not None:
+        return [
+            Candidate(i.name, "interceptor", i.node.kind, i.node.description)
+            for i in sorted(model.interceptors, key=lambda i: i.name)
+        ]
     return [Candidate(word, "keyword") for word in keywords()]
 
 

@@ -16,7 +16,9 @@ from .locate import Position, hooks_of, node_at, word_at
 _MAX_SHAPE_FIELDS = 20
 
 
-def hover_text(model: PolicySetModel | None, file: ast.PolicyFile, at: Position) -> str | None:
+def hover_text(
+    model: PolicySetModel | None, file: ast.PolicyFile, at: Position, text_line: str = ""
+) -> str | None:
     item, node = node_at(file, at)
     if node is None:
         return None
@@ -30,7 +32,15 @@ def hover_text(model: PolicySetModel | None, file: ast.PolicyFile, at: Position)
         return event_text(node.name)
     if isinstance(node, ast.ParamRef) and isinstance(item, ast.Interceptor) and model:
         return _param(model, item, node.name)
+    if isinstance(node, ast.Given) and node.span.line == at.line:
+        return _given_event(node, at, text_line)
     return None
+
+
+def _given_event(node: ast.Given, at: Position, line: str) -> str | None:
+    """``given EVENT phase {...}`` keeps the event as text; hover it when the cursor is on it."""
+    word, _, _ = word_at(line, at.column, extra="/*")
+    return event_text(node.event) if word == node.event else None
 
 
 def _pattern(model: PolicySetModel | None, name: str) -> str | None:

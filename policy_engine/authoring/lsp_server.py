@@ -23,10 +23,11 @@ from ..language import ast
 from ..language.diagnostics import Diagnostic, Span
 from ..language.formatter import format_source
 from ..language.pipeline import CheckResult
+from ..language.sources import SourceInput
 from . import completion, hover, navigation
 from .fixes import suggestion
 from .locate import Position
-from .policy_set import check_set, files_of, read_set, set_root
+from .policy_set import DiskCache, check_set, files_of, read_set, set_root, text_of
 
 DEBOUNCE_SECONDS = 0.25
 _SYMBOL_KINDS = {
@@ -41,12 +42,16 @@ _COMPLETION_KINDS = {
     "pattern": lsp.CompletionItemKind.Constant,
     "param": lsp.CompletionItemKind.Variable,
     "field": lsp.CompletionItemKind.Field,
+    "interceptor": lsp.CompletionItemKind.Class,
 }
 
 
 @dataclass
 class _Analysis:
+    inputs: dict[str, object]
+    """What the check was run on, comparable (a read error by its errno), to reuse it."""
     sources: dict[str, str]
+    """The text of each file, which positions are counted in."""
     result: CheckResult
     uris: dict[str, str]
     """The document URI of each file name in ``sources``."""
@@ -65,7 +70,8 @@ class PolicyLanguageServer(LanguageServer):
         self.roots: list[Path] = []
         self._cache: dict[str, _Analysis] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
-        self._published: dict[str, set[str]] = {}
+        self._published: dict[str, dict[str, list[lsp.Diagnostic]]] = {}
+        self._disk: DiskCache = {}
 
     # --- the policy set of a document -----------------------------------
 
@@ -78,7 +84,7 @@ class PolicyLanguageServer(LanguageServer):
         key = self.set_key(uri)
         path = file_path(uri)
         if path is None:
-            sources = {uri: self.workspace.get_text_document(uri).source}
+            given: dict[str, SourceInput] = {uri: self.workspace.get_text_document(uri).source}
             uris = {uri: uri}
         else:
             open_texts: dict[Path, str] = {}
@@ -96,12 +102,17 @@ class PolicyLanguageServer(LanguageServer):
                         message=f"policyc: only the first {len(files.files)} files under {key}",
                     )
                 )
-            sources = read_set(files, open_texts)
-            uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in sources}
+            given = read_set(files, open_texts, self._disk)
+            uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in given}
+        inputs: dict[str, object] = {
+            name: (type(v).__name__, v.errno) if isinstance(v, OSError) else v
+            for name, v in given.items()
+        }
         cached = self._cache.get(key)
-        if cached is not None and cached.sources == sources:
+        if cached is not None and cached.inputs == inputs:
             return cached
-        fresh = _Analysis(sources, check_set(sources), uris)
+        texts = {name: text_of(v) for name, v in given.items()}
+        fresh = _Analysis(inputs, texts, check_set(given), uris)
         self._cache[key] = fresh
         return fresh
 
@@ -119,6 +130,17 @@ class PolicyLanguageServer(LanguageServer):
 
     async def _publish(self, uri: str, delay: float) -> None:
         await asyncio.sleep(delay)
+        try:
+            self._publish_now(uri)
+        except Exception as exc:  # a failed check must not kill the server or go unseen
+            self.window_log_message(
+                lsp.LogMessageParams(
+                    type=lsp.MessageType.Error,
+                    message=f"policyc: checking failed: {type(exc).__name__}: {exc}",
+                )
+            )
+
+    def _publish_now(self, uri: str) -> None:
         key = self.set_key(uri)
         found = self.analysis(uri)
         by_file: dict[str, list[lsp.Diagnostic]] = {name: [] for name in found.sources}
@@ -127,17 +149,20 @@ class PolicyLanguageServer(LanguageServer):
             if text is not None:
                 by_file[d.span.file].append(self.to_lsp(d, text))
         uris = {found.uris[name]: items for name, items in by_file.items()}
-        for stale in self._published.get(key, set()) - set(uris):
+        before = self._published.get(key, {})
+        for stale in set(before) - set(uris):
             uris[stale] = []
-        for uri, items in uris.items():
-            self.text_document_publish_diagnostics(
-                lsp.PublishDiagnosticsParams(uri=uri, diagnostics=items)
-            )
-        self._published[key] = {uri for uri, items in uris.items() if items}
+        # The edited document always hears back; other files only when theirs changed.
+        for target, items in uris.items():
+            if target == uri or before.get(target, []) != items:
+                self.text_document_publish_diagnostics(
+                    lsp.PublishDiagnosticsParams(uri=target, diagnostics=items)
+                )
+        self._published[key] = {target: items for target, items in uris.items() if items}
 
     # --- positions --------------------------------------------------------
 
-    def _units(self, text: str) -> int:
+    def units(self, text: str) -> int:
         encoding = str(self.workspace.position_encoding or "utf-16")
         if encoding == "utf-8":
             return len(text.encode("utf-8"))
@@ -147,7 +172,7 @@ class PolicyLanguageServer(LanguageServer):
 
     def to_position(self, lines: list[str], line: int, column: int) -> lsp.Position:
         text = lines[line - 1] if 0 < line <= len(lines) else ""
-        return lsp.Position(line=line - 1, character=self._units(text[: column - 1]))
+        return lsp.Position(line=line - 1, character=self.units(text[: column - 1]))
 
     def to_range(self, span: Span, text: str) -> lsp.Range:
         lines = text.split("\n")
@@ -159,8 +184,11 @@ class PolicyLanguageServer(LanguageServer):
     def from_position(self, text: str, position: lsp.Position) -> Position:
         lines = text.split("\n")
         line = lines[position.line] if position.line < len(lines) else ""
-        column = 0
-        while column < len(line) and self._units(line[: column + 1]) <= position.character:
+        column = used = 0
+        for char in line:
+            used += self.units(char)
+            if used > position.character:
+                break
             column += 1
         return Position(position.line + 1, column + 1)
 
@@ -206,6 +234,37 @@ def initialize(ls: PolicyLanguageServer, params: lsp.InitializeParams) -> None:
     ls.roots = [(base / str(p)).resolve() for p in configured if isinstance(p, str)]
 
 
+@server.feature(lsp.INITIALIZED)
+async def initialized(ls: PolicyLanguageServer, params: lsp.InitializedParams) -> None:
+    """Ask the client to report `.policy` files changed on disk (a checkout, another tool)."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace else None
+    if not (watched and watched.dynamic_registration):
+        return
+    watcher = lsp.FileSystemWatcher(glob_pattern="**/*.policy")
+    registration = lsp.Registration(
+        id="policyc-watch-policy-files",
+        method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[watcher]),
+    )
+    try:
+        await ls.client_register_capability_async(
+            lsp.RegistrationParams(registrations=[registration])
+        )
+    except Exception as exc:  # the client said no: files changed on disk show on the next edit
+        ls.window_log_message(
+            lsp.LogMessageParams(
+                type=lsp.MessageType.Info, message=f"policyc: no file watching ({exc})"
+            )
+        )
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+async def watched_files(ls: PolicyLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    for change in params.changes:
+        ls.schedule(change.uri, DEBOUNCE_SECONDS)
+
+
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 async def did_open(ls: PolicyLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
     ls.schedule(params.text_document.uri, 0)
@@ -233,7 +292,9 @@ def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hover | N
     if policy is None:
         return None
     at = ls.from_position(text, params.position)
-    shown = hover.hover_text(found.result.model, policy, at)
+    lines = text.split("\n")
+    line = lines[at.line - 1] if at.line <= len(lines) else ""
+    shown = hover.hover_text(found.result.model, policy, at, line)
     if shown is None:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=shown))
@@ -301,7 +362,7 @@ def on_formatting(
     if outcome.text is None or outcome.text == text:
         return None if outcome.text is None else []
     lines = text.split("\n")
-    end = lsp.Position(line=len(lines) - 1, character=ls._units(lines[-1]))
+    end = lsp.Position(line=len(lines) - 1, character=ls.units(lines[-1]))
     whole = lsp.Range(start=lsp.Position(line=0, character=0), end=end)
     return [lsp.TextEdit(range=whole, new_text=outcome.text)]
 

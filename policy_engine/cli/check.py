@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
+from ..language.check_tools import SnapshotError, ToolSnapshot, load_snapshot
 from ..language.codes import CODES
 from ..language.diagnostics import render_github, render_sarif, render_text
 from ..language.pipeline import check_paths, expand_paths
@@ -25,14 +27,42 @@ from .source_options import source_limit_options, source_limits
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option("--max-diagnostics", default=100, show_default=True, help="Cap on reported problems.")
+@click.option(
+    "--tools",
+    "tools_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A saved tools/list result: check tool names and arguments against it.",
+)
+@click.option(
+    "--server",
+    "server",
+    metavar="CMD_OR_URL",
+    help="Fetch this server's tools/list (a stdio command or an http(s) URL) to check against.",
+)
 @source_limit_options
-def check(paths: tuple[str, ...], output_format: str, strict: bool, max_diagnostics: int) -> None:
+def check(
+    paths: tuple[str, ...],
+    output_format: str,
+    strict: bool,
+    max_diagnostics: int,
+    tools_path: str | None,
+    server: str | None,
+) -> None:
     """Check policy files (directories are searched for *.policy)."""
     files = expand_paths(paths)
     if not files:
         click.echo("policyc: no .policy files found", err=True)
         sys.exit(ExitCode.USAGE)
-    result = check_paths(files, cap=max_diagnostics, limits=source_limits())
+    tools = None
+    if tools_path is not None:
+        try:
+            tools = load_snapshot(Path(tools_path).read_text(encoding="utf-8"))
+        except (SnapshotError, UnicodeDecodeError) as exc:
+            click.echo(f"policyc: --tools {tools_path}: {exc}", err=True)
+            sys.exit(ExitCode.USAGE)
+    if server is not None:
+        tools = _fetched(server)
+    result = check_paths(files, cap=max_diagnostics, limits=source_limits(), tools=tools)
     diagnostics = result.diagnostics
     if output_format == "json":
         click.echo(json.dumps({"diagnostics": [d.to_json() for d in diagnostics]}, indent=2))
@@ -52,3 +82,17 @@ def check(paths: tuple[str, ...], output_format: str, strict: bool, max_diagnost
         click.echo(summary, err=True)
     failed = result.error_count > 0 or (strict and result.warning_count > 0)
     sys.exit(ExitCode.PROBLEMS if failed else ExitCode.SUCCESS)
+
+
+def _fetched(server: str) -> ToolSnapshot:
+    """The live server's tools; a server that cannot be reached is a usage error, said plainly."""
+    import anyio
+
+    from .tools_snapshot import fetch_tools
+
+    try:
+        listed = anyio.run(fetch_tools, server)
+        return load_snapshot(json.dumps(listed))
+    except Exception as exc:  # any failure to reach or read the server; never a traceback
+        click.echo(f"policyc: --server {server}: could not list its tools ({exc})", err=True)
+        sys.exit(ExitCode.USAGE)

@@ -14,7 +14,7 @@ import click
 
 from ..wire import ChainExecutionParams, InvocationContext
 from .exit_codes import ExitCode
-from .inputs import compile_or_exit, fail, load_json, read_json_source
+from .inputs import compile_or_exit, fail, load_json, printable, read_json_source
 from .options import limit_options, limits_from
 
 
@@ -113,7 +113,7 @@ def eval_command(
     assert isinstance(result, ChainExecutionResult)
     if explain:
         traces = dict(provider.traces) if provider is not None else {}
-        click.echo(render_explain(result, traces, chosen))
+        click.echo(printable(render_explain(result, traces, chosen)))
     else:
-        click.echo(json.dumps(result.to_wire(), indent=2, ensure_ascii=False))
+        click.echo(printable(json.dumps(result.to_wire(), indent=2, ensure_ascii=False)))
     sys.exit(ExitCode.SUCCESS if result.status == "success" else ExitCode.PROBLEMS)

@@ -58,6 +58,12 @@ from .serve import parse_listen
 )
 @click.option("--decision-log", help="One JSON line per chain run to FILE, or - for stderr.")
 @click.option("--log-payloads", is_flag=True, help="Include passed payloads in the decision log.")
+@click.option(
+    "--record",
+    metavar="FILE",
+    help="Append every chain run's payload as received and its decision to FILE, for "
+    "`policyc replay` (created owner-only: it holds raw payloads).",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Trace every message to stderr.")
 def gateway(
     paths: tuple[str, ...],
@@ -75,6 +81,7 @@ def gateway(
     on_backend_exit: str | None,
     decision_log: str | None,
     log_payloads: bool,
+    record: str | None,
     verbose: bool,
 ) -> None:
     """Put policies in the path of MCP traffic between a client and its servers."""
@@ -102,6 +109,7 @@ def gateway(
             on_backend_exit=on_backend_exit,
             stateless=stateless,
             decision_log=decision_log,
+            record=record,
             log_payloads=log_payloads,
             verbose=verbose,
         )
@@ -132,11 +140,19 @@ def gateway(
     options.providers = (
         [compile_or_exit(tuple(str(p) for p in options.policies))] if (options.policies) else []
     )
-    log = (
-        GatewayDecisionLog.open(options.decision_log, include_payloads=options.log_payloads)
-        if options.decision_log
-        else None
-    )
+    from ..gateway.decision_log import TrafficRecorder, observers
+    from ..server.decision_log import DecisionLogError
+
+    try:
+        decisions = (
+            GatewayDecisionLog.open(options.decision_log, include_payloads=options.log_payloads)
+            if options.decision_log
+            else None
+        )
+        recorder = TrafficRecorder.open(options.record) if options.record else None
+    except DecisionLogError as exc:
+        fail(str(exc))
+    log = observers(decisions, recorder)
     from ..gateway import run_gateway
 
     try:
@@ -149,8 +165,9 @@ def gateway(
         click.echo(f"policyc gateway: {exc}", err=True)
         sys.exit(ExitCode.PROBLEMS)
     finally:
-        if log is not None:
-            log.close()
+        for opened in (decisions, recorder):
+            if opened is not None:
+                opened.close()
     if fatal:
         click.echo(f"policyc gateway: stopped: {fatal}", err=True)
         sys.exit(ExitCode.PROBLEMS)

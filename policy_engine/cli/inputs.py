@@ -3,6 +3,7 @@ instead of tracebacks."""
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, NoReturn
 
@@ -39,6 +40,19 @@ def read_json_source(source: str | None, what: str) -> Any:
             return load_json(handle.read(), what)
     except OSError as exc:
         fail(f"cannot read {what} `{source}`: {exc.strerror}")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with each lone surrogate written as its ``\\uXXXX`` escape.
+
+    JSON allows a lone surrogate (``"\\ud800"``) and payloads may carry one, but
+    no terminal encoding can print it. In JSON output the escape is the same
+    value; in a trace it is the readable form.
+    """
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def compile_or_exit(

@@ -26,6 +26,9 @@ class Limits:
     max_depth: int = DEFAULT_MAX_DEPTH
     # What checking the policy files may cost (language/limits.py).
     source: SourceLimits = field(default_factory=SourceLimits)
+    # Not a bound, but set where the bounds are: results name policy files by
+    # their absolute path instead of relative to the policy root.
+    absolute_paths: bool = False
 
 
 def payload_too_large(interceptor: str, limits: Limits) -> InterceptorError:

@@ -6,6 +6,7 @@ runs it in-process, both through exactly the `interceptor/invoke` semantics.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import anyio.to_thread
 from ..language import ast
 from ..language.diagnostics import Diagnostic, SourceCache, render_text
 from ..language.model import PolicySetModel, ResolvedInterceptor
-from ..language.pipeline import CheckResult, check_paths, check_sources
+from ..language.pipeline import CheckResult, check_paths, check_sources, expand_paths
 from ..language.sources import SourceInput
 from ..wire import (
     InterceptorDescriptor,
@@ -64,9 +65,33 @@ class CompileError(Exception):
         return "\n".join(render_text(d, self.sources) for d in self.diagnostics)
 
 
-def rule_ref(interceptor: str, rule: ast.Rule) -> RuleRef:
+def rule_ref(
+    interceptor: str, rule: ast.Rule, file_names: Mapping[str, str] | None = None
+) -> RuleRef:
     code = getattr(rule, "code", None) or f"{interceptor}:{rule.span.line}"
-    return RuleRef(code, rule.span, ast.RULE_KINDS.get(type(rule), "rule"))
+    shown = (file_names or {}).get(rule.span.file)
+    return RuleRef(code, rule.span, ast.RULE_KINDS.get(type(rule), "rule"), shown)
+
+
+def file_names(paths: Iterable[str | Path], absolute: bool = False) -> dict[str, str]:
+    """How results name each policy file: relative to the folder it was found in
+    (a file given by itself: its name), or its absolute path when asked.
+
+    Results travel to clients and logs; the server's directory layout is not
+    theirs to see unless the operator says so.
+    """
+    names: dict[str, str] = {}
+    for raw in paths:
+        root = Path(raw)
+        for file in expand_paths([root]):
+            if absolute:
+                shown = os.path.abspath(file)
+            elif root.is_dir():
+                shown = file.relative_to(root).as_posix()
+            else:
+                shown = file.name
+            names.setdefault(str(file), shown)
+    return names
 
 
 @dataclass
@@ -94,18 +119,23 @@ class CompiledInterceptor:
         )
 
 
-def compile_interceptor(resolved: ResolvedInterceptor, env: CompileEnv) -> CompiledInterceptor:
-    groups = build_match_groups(resolved.rules, env.patterns, env.path)
+def compile_interceptor(
+    resolved: ResolvedInterceptor, env: CompileEnv, names: Mapping[str, str] | None = None
+) -> CompiledInterceptor:
+    """Lower the core rules; the rule as written names each in traces and coverage."""
+    if len(resolved.core_rules) != len(resolved.rules) or not resolved.descriptor_fields:
+        raise ValueError(f"`{resolved.name}` has not been through the desugar and describe stages")
+    groups = build_match_groups(resolved.core_rules, env.patterns, env.path)
     env = CompileEnv(env.patterns, env.paths, groups)
     compiled = CompiledInterceptor(resolved)
-    for rule in resolved.rules:
-        ref = rule_ref(resolved.name, rule)
-        if isinstance(rule, ast.FLOW_RULES):
-            compiled.flows.append(compile_flow(rule, ref, env))
-        elif resolved.is_validator:
-            compiled.checks.append(compile_check(rule, ref, env))
+    for rule, core in zip(resolved.rules, resolved.core_rules, strict=True):
+        ref = rule_ref(resolved.name, rule, names)
+        if isinstance(core, ast.FLOW_RULES):
+            compiled.flows.append(compile_flow(core, ref, env))
+        elif isinstance(core, ast.CheckRule):
+            compiled.checks.append(compile_check(core, ref, env))
         else:
-            compiled.mutations.append(compile_mutation(rule, ref, env))  # type: ignore[arg-type]
+            compiled.mutations.append(compile_mutation(core, ref, env))
     compiled.plan = list(group_rewrites(compiled.mutations))
     return compiled
 
@@ -117,7 +147,11 @@ class PolicySet:
     never_modifies_payload = True
 
     def __init__(
-        self, model: PolicySetModel, limits: Limits | None = None, flows: FlowRuntime | None = None
+        self,
+        model: PolicySetModel,
+        limits: Limits | None = None,
+        file_names: Mapping[str, str] | None = None,
+        flows: FlowRuntime | None = None,
     ) -> None:
         self.model = model
         self.limits = limits or Limits()
@@ -127,7 +161,7 @@ class PolicySet:
         env = CompileEnv(model.patterns, {})
         self._interceptors: dict[str, CompiledInterceptor] = {}
         for resolved in model.interceptors:
-            self._interceptors[resolved.name] = compile_interceptor(resolved, env)
+            self._interceptors[resolved.name] = compile_interceptor(resolved, env, file_names)
         # Labels are the set's: any validator's `remember` feeds any `flow` rule.
         self._flow_labels = label_matchers(
             [flow for compiled in self._interceptors.values() for flow in compiled.flows]
@@ -282,20 +316,24 @@ class PolicySet:
 
 
 def compile_model(
-    result: CheckResult, limits: Limits | None = None, flows: FlowRuntime | None = None
+    result: CheckResult,
+    limits: Limits | None = None,
+    names: Mapping[str, str] | None = None,
+    flows: FlowRuntime | None = None,
 ) -> PolicySet:
     if not result.ok or result.model is None:
         raise CompileError(result)
-    return PolicySet(result.model, limits, flows)
+    return PolicySet(result.model, limits, names, flows)
 
 
 def compile_policies(
     paths: Iterable[str | Path], limits: Limits | None = None, flows: FlowRuntime | None = None
 ) -> PolicySet:
     """Check and compile `.policy` files and directories; raise CompileError on errors."""
-    return compile_model(
-        check_paths(paths, limits=limits.source if limits else None), limits, flows
-    )
+    paths = list(paths)
+    result = check_paths(paths, limits=limits.source if limits else None)
+    absolute = limits.absolute_paths if limits else False
+    return compile_model(result, limits, file_names(paths, absolute), flows)
 
 
 def compile_sources(
@@ -305,4 +343,4 @@ def compile_sources(
 ) -> PolicySet:
     """Like `compile_policies`, from in-memory text (or bytes) keyed by file name."""
     source_limits = limits.source if limits else None
-    return compile_model(check_sources(sources, limits=source_limits), limits, flows)
+    return compile_model(check_sources(sources, limits=source_limits), limits, flows=flows)

@@ -16,10 +16,12 @@ class RuleRef:
     code: str
     span: Span
     kind: str
+    # How results name the file (relative to the policy root unless asked otherwise).
+    shown_file: str | None = None
 
     @property
     def source(self) -> str:
-        return f"{self.span.file}:{self.span.line}"
+        return f"{self.shown_file or self.span.file}:{self.span.line}"
 
 
 @dataclass

@@ -16,7 +16,6 @@ from ..language import ast
 from ..language.path_syntax import format_location
 from ..wire import Severity, ValidationMessage, ValidationResult
 from .conditions import CompileEnv, ConditionFn, EvalContext, Location, compile_condition
-from .sugar import lower_validator_rule
 from .trace import RuleEvent, RuleRef, Trace, elapsed_ms
 
 SEVERITIES: dict[str, Severity] = {"deny": "error", "warn": "warn", "info": "info"}
@@ -71,8 +70,8 @@ class CompiledCheck:
         return self.condition(ctx)
 
 
-def compile_check(rule: ast.Rule, ref: RuleRef, env: CompileEnv) -> CompiledCheck:
-    lowered = lower_validator_rule(rule)
+def compile_check(lowered: ast.CheckRule, ref: RuleRef, env: CompileEnv) -> CompiledCheck:
+    """A core check rule (sugar was lowered by the pipeline's desugar stage)."""
     message = lowered.message or f"policy rule {ref.code} matched"
     return CompiledCheck(
         ref,

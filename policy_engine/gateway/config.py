@@ -35,6 +35,7 @@ _TOP = {
     "chain_timeout_ms",
     "interceptor_timeout_ms",
     "decision_log",
+    "record",
     "log_payloads",
     "verbose",
     "http",
@@ -152,6 +153,8 @@ def _build(raw: dict[str, Any], lines: _Lines, base: Path) -> GatewayOptions:
             setattr(options, millis, value)
     if "decision_log" in raw:
         options.decision_log = want(raw["decision_log"], str, lines.key("decision_log"), "x")
+    if "record" in raw:
+        options.record = want(raw["record"], str, lines.key("record"), "x")
     _http(raw.get("http"), options, lines)
     backends = want(raw.get("backends", []), list, lines.table("backends"), "backends")
     for index, entry in enumerate(backends):

@@ -7,28 +7,31 @@ through (after redaction), never what the client or backend sent.
 from __future__ import annotations
 
 import json
-import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import Any
 
 from policy_engine.interception import ChainRun
+from policy_engine.server.decision_log import DecisionLog
+from policy_engine.server.traffic_recorder import open_recorder
+from policy_engine.wire.traffic import TrafficRecord, record_line
 
 
 class GatewayDecisionLog:
-    """Synchronous, flushed line writes: concurrent runs on one loop cannot interleave."""
+    """Formats each chain run; the server's decision-log writer queues and writes it.
 
-    def __init__(self, stream: TextIO, *, include_payloads: bool = False, owned: bool = False):
-        self._stream = stream
+    One writer for both hosts: a bounded queue and a thread of its own, so a
+    slow disk, a FIFO nobody reads or an undrained stderr never holds a message.
+    """
+
+    def __init__(self, writer: DecisionLog, *, include_payloads: bool = False) -> None:
+        self._writer = writer
         self.include_payloads = include_payloads
-        self._owned = owned
 
     @classmethod
     def open(cls, target: str, *, include_payloads: bool = False) -> GatewayDecisionLog:
         """``-`` is stderr (never stdout, which is the wire in stdio mode)."""
-        if target == "-":
-            return cls(sys.stderr, include_payloads=include_payloads)
-        stream = open(target, "a", encoding="utf-8")  # noqa: SIM115 - owned until close()
-        return cls(stream, include_payloads=include_payloads, owned=True)
+        return cls(DecisionLog(target), include_payloads=include_payloads)
 
     def __call__(self, run: ChainRun) -> None:
         result = run.result
@@ -58,12 +61,56 @@ class GatewayDecisionLog:
             record["abortedAt"] = result.aborted_at.interceptor
         if self.include_payloads and result.status == "success":
             record["payload"] = result.final_payload
-        try:
-            self._stream.write(json.dumps(record, separators=(",", ":"), default=str) + "\n")
-            self._stream.flush()
-        except (OSError, ValueError):
-            pass  # a closed or full log never takes the gateway down
+        self._writer.record_line(json.dumps(record, separators=(",", ":"), default=str))
 
     def close(self) -> None:
-        if self._owned:
-            self._stream.close()
+        self._writer.close()
+
+
+class TrafficRecorder:
+    """`--record`: each chain run's payload as received and its decision, for `policyc replay`."""
+
+    def __init__(self, writer: DecisionLog) -> None:
+        self._writer = writer
+
+    @classmethod
+    def open(cls, target: str) -> TrafficRecorder:
+        return cls(open_recorder(target))
+
+    def __call__(self, run: ChainRun) -> None:
+        context = {
+            key: value
+            for key, value in (("sessionId", run.session_id), ("server", run.server))
+            if value is not None
+        }
+        record = TrafficRecord(
+            event=run.event,
+            phase=run.phase,
+            payload=run.payload,
+            side=run.side,
+            context=context or None,
+            decision="allow" if run.result.status == "success" else "deny",
+            backend=run.server,
+        )
+        try:
+            self._writer.record_line(record_line(record))
+        except (TypeError, ValueError, RecursionError):
+            return  # a payload that is not JSON cannot be replayed; nothing to write
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+def observers(*chosen: Callable[[ChainRun], None] | None) -> Callable[[ChainRun], None] | None:
+    """One observer that calls each of ``chosen`` that is set, in order."""
+    active = [observer for observer in chosen if observer is not None]
+    if not active:
+        return None
+    if len(active) == 1:
+        return active[0]
+
+    def each(run: ChainRun) -> None:
+        for observer in active:
+            observer(run)
+
+    return each

@@ -40,6 +40,7 @@ class GatewayOptions:
     stateless: bool = False
     allowed_hosts: tuple[str, ...] = ()
     decision_log: str | None = None
+    record: str | None = None
     log_payloads: bool = False
     verbose: bool = False
     source: Path | None = None
@@ -57,6 +58,7 @@ class GatewayOptions:
         on_backend_exit: str | None = None,
         stateless: bool = False,
         decision_log: str | None = None,
+        record: str | None = None,
         log_payloads: bool = False,
         verbose: bool = False,
     ) -> None:
@@ -86,6 +88,7 @@ class GatewayOptions:
         self.expose_interceptors = self.expose_interceptors or expose_interceptors
         self.stateless = self.stateless or stateless
         self.decision_log = decision_log or self.decision_log
+        self.record = record or self.record
         self.log_payloads = self.log_payloads or log_payloads
         self.verbose = self.verbose or verbose
 

@@ -113,6 +113,8 @@ class ChainRun:
     server: str | None
     session_id: str | None
     result: ChainExecutionResult
+    payload: Any = None
+    """The payload as received, before the chain: what `--record` writes."""
 
 
 class Interception:
@@ -187,7 +189,7 @@ class Interception:
         )
         result = await self.chain.execute(params, side=side)
         if self.observer is not None:
-            self.observer(ChainRun(event, phase, side, origin, server, session_id, result))
+            self.observer(ChainRun(event, phase, side, origin, server, session_id, result, payload))
         return result
 
     def refusal(self, event: str, result: ChainExecutionResult) -> Refuse:

@@ -458,6 +458,8 @@ FLOW_RULES = (Remember, FlowRule)
 ValidatorRule = CheckRule | ListRule | LimitRule | Remember | FlowRule
 MutatorRule = Redact | Mask | Hash | SetValue | Remove | Truncate
 Rule = ValidatorRule | MutatorRule
+# What the compiler lowers: every rule after the pipeline's desugar stage.
+CoreRule = CheckRule | MutatorRule | Remember | FlowRule
 Setting = Description | Version | ModeSetting | FailSetting | PrioritySetting | CompatSetting
 Statement = Hook | Setting | ParamDef | Acknowledge | ServerMap | Rule
 

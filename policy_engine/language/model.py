@@ -1,7 +1,8 @@
 """What the checker hands the compiler: a policy set with every name resolved.
 
-The descriptor of each interceptor is built here, in the language layer, so
-`policyc check` can report descriptor problems without the compiler.
+The descriptor of each interceptor is built in the language layer (the
+pipeline's "describe" stage, describe.py), so `policyc check` can report
+descriptor problems without the compiler.
 """
 
 from __future__ import annotations
@@ -51,13 +52,21 @@ class ResolvedInterceptor:
 
     node: ast.Interceptor
     file: str
-    descriptor_fields: dict[str, Any]
     params: dict[str, ResolvedParam]
     rules: tuple[ast.Rule, ...]
     priorities: dict[Phase, int]
     hooks: Hooks
     mode: Mode = "active"
     fail_open: bool = False
+    description: str | None = None
+    version: str | None = None
+    compat: dict[str, str] | None = None
+    # Filled by the pipeline's later stages: one core rule per rule ("desugar"),
+    # the SEP descriptor as wire JSON ("describe").
+    core_rules: tuple[ast.CoreRule, ...] = ()
+    # The priorities the block set, per phase (`priorities` fills in 0 for the rest).
+    declared_priorities: dict[Phase, int] = field(default_factory=dict)
+    descriptor_fields: dict[str, Any] = field(default_factory=dict)
     servers: dict[str, str] = field(default_factory=dict)
     """Tool name -> the server it belongs to (``server NAME tools [...]``), for flow rules."""
 

@@ -1,7 +1,9 @@
-"""The front end as named stages, OPA-style: parse, resolve, check, lint.
+"""The front end as named stages, OPA-style: parse, resolve, check, lint, desugar, describe.
 
 Each stage records diagnostics and its own duration, and tests can stop the
-pipeline after any stage.
+pipeline after any stage. The last two hand the compiler what it lowers:
+core rules only (desugar.py) and each interceptor's SEP descriptor
+(describe.py).
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from .check_events import check_events, declared_events
 from .check_flow import check_flows
 from .check_paths import check_interceptor_paths
 from .check_regex import check_regexes
+from .check_tools import ToolSnapshot, check_against_tools
 from .check_types import check_rule_shapes, check_tests
+from .describe import describe
+from .desugar import desugar
 from .diagnostics import DEFAULT_CAP, Diagnostic, SourceCache, sort_and_cap
 from .limits import SourceLimits
 from .lints import lint
@@ -27,8 +32,8 @@ from .parser import parse_source
 from .resolve import resolve
 from .sources import WIDE_BOMS, SourceInput, decode_sources, read_sources
 
-Stage = Literal["parse", "resolve", "check", "lint"]
-STAGES: tuple[Stage, ...] = ("parse", "resolve", "check", "lint")
+Stage = Literal["parse", "resolve", "check", "lint", "desugar", "describe"]
+STAGES: tuple[Stage, ...] = ("parse", "resolve", "check", "lint", "desugar", "describe")
 POLICY_SUFFIX = ".policy"
 
 
@@ -71,11 +76,14 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
 def check_sources(
     given: Mapping[str, SourceInput],
     *,
-    until: Stage = "lint",
+    until: Stage = "describe",
     cap: int = DEFAULT_CAP,
     limits: SourceLimits | None = None,
+    tools: ToolSnapshot | None = None,
 ) -> CheckResult:
-    """Check files given as text, bytes (decoded as UTF-8 here) or the error reading them."""
+    """Check files given as text, bytes (decoded as UTF-8 here) or the error reading them;
+    with ``tools`` (a tools/list snapshot) rules are also checked against the tools
+    that exist (check_tools.py)."""
     limits = limits or SourceLimits()
     sources, diagnostics = decode_sources(given, limits)
     cache = SourceCache()
@@ -134,6 +142,8 @@ def check_sources(
         )
         diagnostics.extend(check_tests(model.files, names, declared, codes))
         diagnostics.extend(check_flows(model))
+        if tools is not None:
+            diagnostics.extend(check_against_tools(model, tools))
 
     def do_lint() -> None:
         diagnostics.extend(lint(model_box[0]))
@@ -144,6 +154,8 @@ def check_sources(
         "resolve": do_resolve,
         "check": check,
         "lint": do_lint,
+        "desugar": lambda: desugar(model_box[0]),
+        "describe": lambda: describe(model_box[0]),
     }
     # Every stage runs even after another found errors (a parse error in one
     # file or an unknown name still lets everything else be checked), so one
@@ -163,11 +175,16 @@ def check_sources(
 def check_paths(
     paths: Iterable[str | Path],
     *,
-    until: Stage = "lint",
+    until: Stage = "describe",
     cap: int = DEFAULT_CAP,
     limits: SourceLimits | None = None,
+    tools: ToolSnapshot | None = None,
 ) -> CheckResult:
     limits = limits or SourceLimits()
     return check_sources(
-        read_sources(expand_paths(paths), limits), until=until, cap=cap, limits=limits
+        read_sources(expand_paths(paths), limits),
+        until=until,
+        cap=cap,
+        limits=limits,
+        tools=tools,
     )

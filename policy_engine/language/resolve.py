@@ -1,4 +1,4 @@
-"""Stage 3: resolve names across the policy set and build each descriptor.
+"""Pipeline stage "resolve": names across the policy set, and each block's settings.
 
 A directory (or the list of files given) is one policy set: patterns defined
 at the top of any file are visible in every file, and interceptor names must
@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Iterator
 from typing import Any
 
-from ..wire.constants import INT32_MAX, INT32_MIN, MODE_ALIASES, Mode, Phase
+from ..wire.constants import INT32_MAX, INT32_MIN, MODE_ALIASES, Phase
 from . import ast
 from .builtin_patterns import BUILTIN_PATTERNS
 from .diagnostics import Diagnostic, Severity, Span
@@ -30,7 +30,6 @@ CONTEXT_FIELDS = (
     "server",
 )
 PRINCIPAL_FIELDS = ("type", "id", "claims")
-_JSON_TYPES = {"int": "integer", "number": "number", "string": "string", "bool": "boolean"}
 _SETTING_WORDS: dict[type, str] = {
     ast.Description: "description",
     ast.Version: "version",
@@ -128,124 +127,12 @@ def _collect_patterns(model: PolicySetModel) -> Iterator[Diagnostic]:
 def _resolve_interceptor(
     node: ast.Interceptor, file: str
 ) -> tuple[ResolvedInterceptor | None, list[Diagnostic]]:
-    problems: list[Diagnostic] = []
-    hooks: list[tuple[tuple[str, ...], Phase]] = []
-    priorities: dict[Phase, int] = {}
-    priority_spans: dict[Phase, Span] = {}
-    settings: dict[type, ast.Statement] = {}
-    params: dict[str, ResolvedParam] = {}
-    rules: list[ast.Rule] = []
-    servers: list[tuple[str, ast.ServerMap]] = []
-    description, version = node.description, node.version
-    mode: str = "active"
-    fail_open = False
-    compat: dict[str, str] | None = None
-
-    def set_priority(phase: Phase, value: int | float, span: Span) -> None:
-        if not isinstance(value, int):
-            problems.append(error("E211", f"priority must be a whole number, not `{value}`", span))
-            return
-        if not INT32_MIN <= value <= INT32_MAX:
-            problems.append(
-                error(
-                    "E205",
-                    f"priority `{value}` is out of range",
-                    span,
-                    f"priorities are 32-bit signed integers ({INT32_MIN} to {INT32_MAX})",
-                )
-            )
-            return
-        if phase in priorities and priorities[phase] != value:
-            problems.append(
-                error(
-                    "E208",
-                    f"{phase} priority is set twice ({priorities[phase]} at "
-                    f"{priority_spans[phase]}, then {value})",
-                    span,
-                    "keep one priority per phase",
-                )
-            )
-            return
-        priorities[phase] = value
-        priority_spans[phase] = span
-
+    """Settle the block's statements: hooks, params, settings, priorities and rules."""
+    block = _Block(node)
     for statement in node.statements:
-        if isinstance(statement, ast.Hook):
-            phases: list[Phase] = (
-                ["request", "response"] if statement.phases == "both" else [statement.phases]
-            )
-            events = [e.name for e in statement.events]
-            for phase in phases:
-                hooks.append((tuple(events), phase))
-                if statement.priority is not None:
-                    set_priority(phase, statement.priority, statement.span)
-            continue
-        if isinstance(statement, ast.ParamDef):
-            if statement.name in params:
-                problems.append(
-                    error(
-                        "E105",
-                        f"param `{statement.name}` is already declared at "
-                        f"{params[statement.name].span}",
-                        statement.span,
-                    )
-                )
-                continue
-            problems += _check_param_default(statement)
-            default = NO_DEFAULT if statement.default is None else _plain(statement.default.value)
-            params[statement.name] = ResolvedParam(
-                statement.name, statement.type, default, statement.span
-            )
-            continue
-        if isinstance(statement, ast.PrioritySetting):
-            if statement.both is not None:
-                set_priority("request", statement.both, statement.span)
-                set_priority("response", statement.both, statement.span)
-            for phase, value in statement.per_phase:
-                set_priority(phase, value, statement.span)
-            continue
-        if isinstance(
-            statement,
-            ast.Description | ast.Version | ast.ModeSetting | ast.FailSetting | ast.CompatSetting,
-        ):
-            header_set = (
-                isinstance(statement, ast.Description) and node.description is not None
-            ) or (isinstance(statement, ast.Version) and node.version is not None)
-            if type(statement) in settings or header_set:
-                word = _SETTING_WORDS[type(statement)]
-                first = settings.get(type(statement))
-                where = f"first at {first.span}" if first is not None else "also in the header"
-                problems.append(
-                    error(
-                        "E208",
-                        f"`{word}` is given twice ({where})",
-                        statement.span,
-                        "remove one of them",
-                    )
-                )
-                continue
-            settings[type(statement)] = statement
-            if isinstance(statement, ast.Description):
-                description = statement.text
-            elif isinstance(statement, ast.Version):
-                version = statement.text
-            elif isinstance(statement, ast.ModeSetting):
-                mode = MODE_ALIASES.get(statement.mode, statement.mode)
-            elif isinstance(statement, ast.FailSetting):
-                fail_open = statement.open
-            else:
-                compat = {"minProtocol": statement.min_protocol}
-                if statement.max_protocol is not None:
-                    compat["maxProtocol"] = statement.max_protocol
-            continue
-        if isinstance(statement, ast.Acknowledge):
-            continue  # applied to the diagnostics by the pipeline (acknowledge.py)
-        if isinstance(statement, ast.ServerMap):
-            servers.extend((tool, statement) for tool in statement.tools)
-            continue
-        rules.append(statement)
-
-    if not hooks:
+        block.take(statement)
+    problems = block.problems
+    if not block.hooks:
         problems.append(
             error(
                 "E207",
@@ -254,76 +141,172 @@ def _resolve_interceptor(
                 "add a line such as `on tools/call request`",
             )
         )
-    if node.kind == "validator" and priorities:
+        return None, problems
+    if node.kind == "validator" and block.priorities:
         problems.append(
             warning(
                 "W307",
                 "priority has no effect on a validator",
-                next(iter(priority_spans.values())),
+                next(iter(block.priority_spans.values())),
                 "validators run in parallel; only mutators are ordered by priority",
             )
         )
-    hint: int | dict[str, int] | None = None
-    if priorities:
-        request, response = priorities.get("request"), priorities.get("response")
-        if request == response and request is not None:
-            hint = request
-        else:
-            hint = {phase: value for phase, value in priorities.items()}
-    resolved_mode: Mode = "audit" if mode == "audit" else "active"
-    fields: dict[str, Any] = {
-        "name": node.name,
-        "version": version,
-        "description": description,
-        "type": "validation" if node.kind == "validator" else "mutation",
-        "hooks": [{"events": list(events), "phase": phase} for events, phase in hooks],
-        "mode": resolved_mode,
-        "failOpen": fail_open,
-        "priorityHint": hint,
-        "compat": compat,
-        "configSchema": _config_schema(params) if params else None,
-    }
-    fields = {key: value for key, value in fields.items() if value is not None}
-    if not hooks:
-        return None, problems
-    resolved_priorities: dict[Phase, int] = {
-        "request": priorities.get("request", 0),
-        "response": priorities.get("response", 0),
-    }
     resolved = ResolvedInterceptor(
         node,
         file,
-        fields,
-        params,
-        tuple(rules),
-        resolved_priorities,
-        hooks,
-        resolved_mode,
-        fail_open,
-        servers=_server_map(servers, problems),
+        block.params,
+        tuple(block.rules),
+        {phase: block.priorities.get(phase, 0) for phase in ("request", "response")},
+        block.hooks,
+        "audit" if block.mode == "audit" else "active",
+        block.fail_open,
+        block.description,
+        block.version,
+        block.compat,
+        declared_priorities=dict(block.priorities),
+        servers=block.servers,
     )
     return resolved, problems
 
 
-def _server_map(
-    entries: list[tuple[str, ast.ServerMap]], problems: list[Diagnostic]
-) -> dict[str, str]:
-    """Tool name -> server; a tool given to two servers is an error (E230)."""
-    owners: dict[str, str] = {}
-    for tool, statement in entries:
-        owner = owners.get(tool)
-        if owner is not None and owner != statement.server:
-            problems.append(
+class _Block:
+    """One interceptor block's statements, taken one at a time; problems collected."""
+
+    def __init__(self, node: ast.Interceptor) -> None:
+        self.node = node
+        self.problems: list[Diagnostic] = []
+        self.hooks: list[tuple[tuple[str, ...], Phase]] = []
+        self.priorities: dict[Phase, int] = {}
+        self.priority_spans: dict[Phase, Span] = {}
+        self.settings: dict[type, ast.Statement] = {}
+        self.params: dict[str, ResolvedParam] = {}
+        self.rules: list[ast.Rule] = []
+        self.servers: dict[str, str] = {}
+        self.description, self.version = node.description, node.version
+        self.mode: str = "active"
+        self.fail_open = False
+        self.compat: dict[str, str] | None = None
+
+    def take(self, statement: ast.Statement) -> None:
+        if isinstance(statement, ast.Hook):
+            self._hook(statement)
+        elif isinstance(statement, ast.ParamDef):
+            self._param(statement)
+        elif isinstance(statement, ast.PrioritySetting):
+            if statement.both is not None:
+                self._priority("request", statement.both, statement.span)
+                self._priority("response", statement.both, statement.span)
+            for phase, value in statement.per_phase:
+                self._priority(phase, value, statement.span)
+        elif isinstance(statement, _SETTINGS):
+            self._setting(statement)
+        elif isinstance(statement, ast.ServerMap):
+            self._server_map(statement)
+        elif not isinstance(statement, ast.Acknowledge):  # applied by acknowledge.py
+            self.rules.append(statement)
+
+    def _server_map(self, statement: ast.ServerMap) -> None:
+        """Tool name -> server; a tool given to two servers is an error (E230)."""
+        for tool in statement.tools:
+            owner = self.servers.get(tool)
+            if owner is not None and owner != statement.server:
+                self.problems.append(
+                    error(
+                        "E230",
+                        f"tool `{tool}` is given to servers `{owner}` and `{statement.server}`",
+                        statement.span,
+                        "a tool belongs to one server; keep it in one `server ... tools` line",
+                    )
+                )
+                continue
+            self.servers[tool] = statement.server
+
+    def _hook(self, hook: ast.Hook) -> None:
+        phases: list[Phase] = ["request", "response"] if hook.phases == "both" else [hook.phases]
+        events = tuple(e.name for e in hook.events)
+        for phase in phases:
+            self.hooks.append((events, phase))
+            if hook.priority is not None:
+                self._priority(phase, hook.priority, hook.span)
+
+    def _param(self, param: ast.ParamDef) -> None:
+        if param.name in self.params:
+            self.problems.append(
                 error(
-                    "E230",
-                    f"tool `{tool}` is given to servers `{owner}` and `{statement.server}`",
-                    statement.span,
-                    "a tool belongs to one server; keep it in one `server ... tools` line",
+                    "E105",
+                    f"param `{param.name}` is already declared at {self.params[param.name].span}",
+                    param.span,
                 )
             )
-            continue
-        owners[tool] = statement.server
-    return owners
+            return
+        self.problems += _check_param_default(param)
+        default = NO_DEFAULT if param.default is None else _plain(param.default.value)
+        self.params[param.name] = ResolvedParam(param.name, param.type, default, param.span)
+
+    def _priority(self, phase: Phase, value: int | float, span: Span) -> None:
+        if not isinstance(value, int):
+            self.problems.append(
+                error("E211", f"priority must be a whole number, not `{value}`", span)
+            )
+            return
+        if not INT32_MIN <= value <= INT32_MAX:
+            self.problems.append(
+                error(
+                    "E205",
+                    f"priority `{value}` is out of range",
+                    span,
+                    f"priorities are 32-bit signed integers ({INT32_MIN} to {INT32_MAX})",
+                )
+            )
+            return
+        if phase in self.priorities and self.priorities[phase] != value:
+            self.problems.append(
+                error(
+                    "E208",
+                    f"{phase} priority is set twice ({self.priorities[phase]} at "
+                    f"{self.priority_spans[phase]}, then {value})",
+                    span,
+                    "keep one priority per phase",
+                )
+            )
+            return
+        self.priorities[phase] = value
+        self.priority_spans[phase] = span
+
+    def _setting(self, statement: _Setting) -> None:
+        node = self.node
+        header_set = (isinstance(statement, ast.Description) and node.description is not None) or (
+            isinstance(statement, ast.Version) and node.version is not None
+        )
+        if type(statement) in self.settings or header_set:
+            first = self.settings.get(type(statement))
+            where = f"first at {first.span}" if first is not None else "also in the header"
+            self.problems.append(
+                error(
+                    "E208",
+                    f"`{_SETTING_WORDS[type(statement)]}` is given twice ({where})",
+                    statement.span,
+                    "remove one of them",
+                )
+            )
+            return
+        self.settings[type(statement)] = statement
+        if isinstance(statement, ast.Description):
+            self.description = statement.text
+        elif isinstance(statement, ast.Version):
+            self.version = statement.text
+        elif isinstance(statement, ast.ModeSetting):
+            self.mode = MODE_ALIASES.get(statement.mode, statement.mode)
+        elif isinstance(statement, ast.FailSetting):
+            self.fail_open = statement.open
+        else:
+            self.compat = {"minProtocol": statement.min_protocol}
+            if statement.max_protocol is not None:
+                self.compat["maxProtocol"] = statement.max_protocol
+
+
+_Setting = ast.Description | ast.Version | ast.ModeSetting | ast.FailSetting | ast.CompatSetting
+_SETTINGS = (ast.Description, ast.Version, ast.ModeSetting, ast.FailSetting, ast.CompatSetting)
 
 
 def _plain(value: Any) -> Any:
@@ -355,28 +338,6 @@ def _check_param_default(param: ast.ParamDef) -> Iterator[Diagnostic]:
             param.default.span,
             f"give a value of type `{param.type}` or change the declared type",
         )
-
-
-def _config_schema(params: dict[str, ResolvedParam]) -> dict[str, Any]:
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for param in params.values():
-        schema: dict[str, Any] = {"type": _JSON_TYPES[param.type.base]}
-        if param.type.is_list:
-            schema = {"type": "array", "items": schema}
-        if param.required:
-            required.append(param.name)
-        else:
-            schema["default"] = param.default
-        properties[param.name] = schema
-    result: dict[str, Any] = {
-        "type": "object",
-        "properties": properties,
-        "additionalProperties": False,
-    }
-    if required:
-        result["required"] = required
-    return result
 
 
 def _check_references(model: PolicySetModel) -> Iterator[Diagnostic]:

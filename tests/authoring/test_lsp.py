@@ -65,6 +65,14 @@ def workspace(tmp_path: Path) -> Path:
     )
 )
 async def client(lsp_client: LanguageClient, workspace: Path) -> AsyncIterator[None]:
+    registered: list[lsp.Registration] = []
+
+    @lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+    def register(params: lsp.RegistrationParams) -> None:
+        """As an editor does: accept the file watcher the server asks for."""
+        registered.extend(params.registrations)
+
+    lsp_client.registered = registered  # type: ignore[attr-defined]
     params = lsp.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"),
         root_uri=workspace.as_uri(),
@@ -194,6 +202,9 @@ async def test_hover(client: LanguageClient, workspace: Path) -> None:
     param = await hover(client, guard, position(GUARD, "param.blocked", 7))
     assert "**param `blocked`**: `list[string]`" in param
 
+    given = await hover(client, guard, position(GUARD, "given tools/call", len("given t")))
+    assert "**event `tools/call`**" in given
+
 
 async def test_hover_on_a_builtin_pattern_shows_its_checks(
     client: LanguageClient, workspace: Path
@@ -250,6 +261,21 @@ async def test_completion(client: LanguageClient, workspace: Path) -> None:
     guard = open_document(client, workspace / "guard.policy")
     params = await complete(client, guard, position(GUARD, "param.blocked", len("param.")))
     assert params["blocked"].kind == lsp.CompletionItemKind.Variable
+
+    given = await complete(client, guard, position(GUARD, "given tools/call", len("given ")))
+    assert "tools/call" in given
+    test = GUARD.replace("  expect deny\n", "  expect deny\n  only \n")
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=guard, version=2),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=test)],
+        )
+    )
+    # The set's interceptors (redact.policy, rewritten above, does not parse: no `scrub`).
+    names = await complete(client, guard, position(test, "only \n", len("only ")))
+    assert set(names) == {"guard"}
+    assert names["guard"].detail == "validator"
+    assert names["guard"].kind == lsp.CompletionItemKind.Class
 
 
 async def test_definition_across_files(client: LanguageClient, workspace: Path) -> None:
@@ -319,3 +345,34 @@ async def test_ranges_count_utf16_units_and_untitled_documents_stand_alone(
     column = text.split("\n")[2].index("$.nme")
     assert problem.range.start == lsp.Position(line=2, character=column + 1)
     assert problem.data == {"suggestion": "$.name"}
+
+
+async def test_a_file_changed_on_disk_is_rechecked(client: LanguageClient, workspace: Path) -> None:
+    guard = open_document(client, workspace / "guard.policy")
+    with anyio.fail_after(15):
+        while not client.registered:  # type: ignore[attr-defined]
+            await anyio.sleep(0.05)
+    (registration,) = client.registered  # type: ignore[attr-defined]
+    assert registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    other = (workspace / "other.policy").as_uri()
+    await diagnostics_until(client, other, lambda items: "E102" in codes(items))
+    (workspace / "other.policy").write_text(DUPLICATE.replace("guard", "lister"), "utf-8")
+    client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(
+            changes=[lsp.FileEvent(uri=other, type=lsp.FileChangeType.Changed)]
+        )
+    )
+    await diagnostics_until(client, other, lambda items: not items)
+    assert "E102" not in codes(client.diagnostics[guard])
+
+
+async def test_a_file_that_is_not_utf8_gets_the_check_diagnostic(
+    client: LanguageClient, workspace: Path
+) -> None:
+    (workspace / "latin1.policy").write_bytes("# caf\u00e9\n".encode("latin-1"))
+    open_document(client, workspace / "guard.policy")
+    bad = (workspace / "latin1.policy").as_uri()
+    (problem,) = await diagnostics_until(client, bad, lambda items: bool(items))
+    assert problem.code == "E011"
+    assert problem.message.startswith("policy file `")
+    assert "is not UTF-8 (byte 0xe9 at offset 5)" in problem.message

@@ -12,6 +12,8 @@ import pytest
 
 from policy_engine.authoring.playground.app import MAX_BODY_BYTES, create_app
 
+from .playground_process import start_playground, stop
+
 CASES = json.loads((Path(__file__).parent / "playground_requests.json").read_text("utf-8"))["cases"]
 
 POLICY = """\
@@ -152,5 +154,49 @@ async def test_evaluation_is_bounded_in_time() -> None:
                 content=json.dumps(body),
                 headers={"Origin": "http://127.0.0.1", "Content-Type": "application/json"},
             )
-    assert reply.status_code == 200
-    assert reply.json()["evaluation"]["status"] == "timeout"
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["evaluation"]["status"] == "timeout", reply.text[:300]
+
+
+async def test_given_files_are_preloaded(tmp_path: Path) -> None:
+    (tmp_path / "b.policy").write_text(POLICY, encoding="utf-8")
+    (tmp_path / "a_test.policy").write_text("# tests go here\n", encoding="utf-8")
+    process, url = start_playground(str(tmp_path))
+    try:
+        with anyio.fail_after(30):
+            async with httpx2.AsyncClient(timeout=30) as http:
+                init = (await http.get(f"{url}/api/init")).json()
+        assert init["files"] == {
+            str(tmp_path / "a_test.policy"): "# tests go here\n",
+            str(tmp_path / "b.policy"): POLICY,
+        }
+    finally:
+        stop(process)
+
+
+async def test_config_and_context_reach_the_policy(playground_url: str) -> None:
+    policy = """\
+validator guard {
+  on tools/call request
+  param blocked: list[string] = ["shell_exec"]
+  deny if $.name in param.blocked "blocked by config" code configured
+  deny if $.name == "deploy" and not "admin" in context.principal.claims.roles "admins only"
+}
+"""
+    base = {"sources": {"p.policy": policy}, "event": "tools/call", "phase": "request"}
+    search = {**base, "payload": {"name": "search", "arguments": {}}}
+    assert (await post(playground_url, search)).json()["evaluation"]["allowed"] is True
+    configured = {**search, "config": {"guard": {"blocked": ["search"]}}}
+    evaluation = (await post(playground_url, configured)).json()["evaluation"]
+    assert evaluation["allowed"] is False
+    assert evaluation["result"]["abortedAt"]["reason"] == "blocked by config"
+
+    deploy = {**base, "payload": {"name": "deploy", "arguments": {}}}
+    admin = {"principal": {"type": "user", "id": "ann", "claims": {"roles": ["admin"]}}}
+    guest = {"principal": {"type": "user", "id": "bob", "claims": {"roles": []}}}
+    assert (await post(playground_url, {**deploy, "context": admin})).json()["evaluation"][
+        "allowed"
+    ] is True
+    assert (await post(playground_url, {**deploy, "context": guest})).json()["evaluation"][
+        "allowed"
+    ] is False

@@ -80,3 +80,20 @@ def test_a_pool_of_one_is_refused() -> None:
 def test_pools_shrink_only_for_large_payloads() -> None:
     assert pool_size(10_000) == 64
     assert pool_size(1_000_000) >= 2
+
+
+def test_one_pool_per_contender_because_a_shared_pool_can_alias() -> None:
+    payload = {"text": "x" * 100}
+    shared = FreshPayloads(payload, 4)
+    cached = IdentityCached(1)
+    # The other contender takes three copies per round: a stride of four.
+    for _ in range(10):
+        cached(shared())
+        for _ in range(3):
+            shared()
+    assert cached.work == 1
+    own = FreshPayloads(payload, 4)
+    cached = IdentityCached(1)
+    for _ in range(10):
+        cached(own())
+    assert cached.work == 10

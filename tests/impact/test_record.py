@@ -90,3 +90,44 @@ def test_an_existing_record_file_is_narrowed_to_owner_only(tmp_path: Path) -> No
     recorder = open_recorder(str(path))
     recorder.close()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_the_gateway_records_chain_runs_for_replay(tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
+    from gateway_harness import gateway_client, recorder
+
+    record = tmp_path / "gateway.jsonl"
+    log = tmp_path / "backend.jsonl"
+
+    async def drive() -> None:
+        with anyio.fail_after(90):
+            async with gateway_client(
+                "--backend", recorder(log), "--record", str(record), policies=[SETS / "base"]
+            ) as client:
+                await client.call_tool("echo", {"text": "mail carol@example.com"})
+
+    anyio.run(drive)
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    request = next(r for r in lines if r["event"] == "tools/call" and r["phase"] == "request")
+    assert request["payload"]["arguments"]["text"] == "mail carol@example.com"  # as received
+    assert request["backend"] == "rec" and request["context"]["server"] == "rec"
+    assert request["decision"] == "allow"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "replay",
+            str(SETS / "candidate"),
+            "--baseline",
+            str(SETS / "base"),
+            "--traffic",
+            str(record),
+            "--format",
+            "json",
+        ],
+    )
+    report = json.loads(result.output)
+    # only hooked events run a chain, so only the call is recorded; no rule changed for it
+    assert report["messages"] == 1
+    assert report["groups"] == []
+    assert result.exit_code == 0

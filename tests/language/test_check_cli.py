@@ -255,3 +255,57 @@ def test_the_readme_ci_recipe_passes_on_the_shipped_policies() -> None:
     for command in commands:
         done = policyc(*command[1:])
         assert done.returncode == 0, (command, done.stdout, done.stderr)
+
+
+def test_tools_snapshot_checks_names_and_arguments(tmp_path: Path) -> None:
+    snapshot = {
+        "tools": [
+            {
+                "name": "search",
+                "inputSchema": {"type": "object", "properties": {"limit": {"type": "integer"}}},
+            }
+        ]
+    }
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(snapshot), encoding="utf-8")
+    policy = write(
+        tmp_path,
+        "p.policy",
+        'validator v {\n  on tools/call request\n  deny if $.name == "serch"\n'
+        "  deny if $.arguments.limt > 1\n}\n",
+    )
+    done = policyc("check", "--strict", "--tools", str(tools), str(policy))
+    assert done.returncode == 1
+    assert "warning[W102]" in done.stdout and "did you mean `search`?" in done.stdout
+    assert "warning[W103]" in done.stdout and "did you mean `limit`?" in done.stdout
+    assert summary(done.stderr) == (1, 0, 2)
+    assert policyc("check", "--tools", str(tools), str(policy)).returncode == 0
+
+
+def test_a_tools_snapshot_that_is_not_a_tools_list_is_a_usage_error(tmp_path: Path) -> None:
+    tools = write(tmp_path, "tools.json", '{"resources": []}')
+    policy = write(tmp_path, "p.policy", CLEAN)
+    done = policyc("check", "--tools", str(tools), str(policy))
+    assert done.returncode == 2
+    assert "expected a tools/list result" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_server_fetches_a_live_tools_list_over_stdio(tmp_path: Path) -> None:
+    """A real MCP server process (the SDK's own MCPServer) answers tools/list."""
+    server = f"{sys.executable} {REPO / 'tests' / 'cli' / 'servers' / 'tools_server.py'}"
+    policy = write(
+        tmp_path,
+        "p.policy",
+        'validator v {\n  on tools/call request\n  deny if $.name == "search"'
+        ' and $.arguments.limt > 1\n  deny tools ["read_file"]\n}\n',
+    )
+    done = policyc("check", "--server", server, str(policy))
+    assert done.returncode == 0, done.stderr
+    assert "no input schema of `search` has the argument `limt`" in done.stdout
+    assert "did you mean `limit`?" in done.stdout
+    assert "W102" not in done.stdout
+    unreachable = policyc("check", "--server", str(tmp_path / "missing"), str(policy))
+    assert unreachable.returncode == 2
+    assert "could not list its tools" in unreachable.stderr
+    assert "Traceback" not in unreachable.stderr

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from policy_engine.language.check_tools import load_snapshot
 from policy_engine.language.codes import CODES
 from policy_engine.language.diagnostics import render_text
 from policy_engine.language.limits import SourceLimits
@@ -58,14 +59,15 @@ def fences(section: Section, language: str) -> list[str]:
     return [m[2] for m in FENCE.finditer(section.body) if m[1] == language]
 
 
-def rendered(example: str, code: str, body: str = "") -> str:
+def rendered(example: str, code: str, body: str = "", snapshot: str | None = None) -> str:
     settings = dict(
         pair.split("=", 1) for found in DIRECTIVE.findall(body) for pair in found.split()
     )
     encoding = settings.pop("encoding", None)
     source = example.encode(encoding) if encoding else example
     limits = SourceLimits(**{key: int(value) for key, value in settings.items()})
-    result = check_sources({EXAMPLE_FILE: source}, limits=limits)
+    tools = load_snapshot(snapshot) if snapshot is not None else None
+    result = check_sources({EXAMPLE_FILE: source}, limits=limits, tools=tools)
     return "\n\n".join(render_text(d, result.sources) for d in result.diagnostics if d.code == code)
 
 
@@ -89,6 +91,12 @@ def test_every_policy_block_belongs_to_a_section() -> None:
     assert everywhere == in_sections
 
 
+def snapshot(section: Section) -> str | None:
+    """A ```json block in a section is the `--tools` snapshot its example is checked with."""
+    found = fences(section, "json")
+    return found[0] if found else None
+
+
 @cache
 def rewrite_text_blocks() -> None:
     """POLICYC_UPDATE_CASES=1: put the actual output in every ``text`` block, once."""
@@ -98,7 +106,7 @@ def rewrite_text_blocks() -> None:
         for match in FENCE.finditer(section.body):
             if match[1] == "text":
                 start, end = section.start + match.start(2), section.start + match.end(2)
-                shown = rendered(example, section.code, section.body)
+                shown = rendered(example, section.code, section.body, snapshot(section))
                 text = text[:start] + shown + "\n" + text[end:]
     DOC.write_text(text, encoding="utf-8")
     sections.cache_clear()
@@ -111,7 +119,7 @@ def test_example_produces_its_code(code: str) -> None:
     section = next(s for s in sections() if s.code == code)
     (example,) = fences(section, "policy")
     (shown,) = fences(section, "text")
-    actual = rendered(example, code, section.body)
+    actual = rendered(example, code, section.body, snapshot(section))
     assert actual, f"the {code} example does not produce {code}"
     assert shown == actual + "\n"
 

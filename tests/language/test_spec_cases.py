@@ -1,6 +1,7 @@
 """The language specified as data: ``cases/GROUP/NAME.policy`` + ``NAME.expect.json``.
 
 Each case runs through ``check_sources({"NAME.policy": text}, until=STAGE)``
+(with ``tools=`` the snapshot in ``NAME.tools.json`` when there is one)
 and must produce exactly the diagnostics its expectation lists (code,
 severity, span, message, help, notes). A case that also has an ``"ast"`` key
 pins the parsed tree as a compact structural summary (see ``summarize``).
@@ -38,6 +39,7 @@ import pytest
 from lark import Tree
 
 from policy_engine.language import ast
+from policy_engine.language.check_tools import load_snapshot
 from policy_engine.language.codes import CODES
 from policy_engine.language.diagnostics import Diagnostic
 from policy_engine.language.grammar import parser
@@ -153,10 +155,13 @@ def run_case(
     path: Path, stage: str, with_ast: bool, limits: dict[str, int] | None = None
 ) -> tuple[dict[str, Any], CheckResult]:
     source_limits = SourceLimits(**(limits or {}))
+    snapshot = path.with_name(path.name.removesuffix(".policy") + ".tools.json")
+    tools = load_snapshot(snapshot.read_text(encoding="utf-8")) if snapshot.exists() else None
     result = check_sources(
         {path.name: path.read_bytes()},
         until=stage,  # type: ignore[arg-type]
         limits=source_limits,
+        tools=tools,
     )
     text = path.read_text(encoding="utf-8", errors="replace")
     actual: dict[str, Any] = {

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ...language.limits import SourceLimits
 from ...wire.events import STANDARD_EVENTS
 from .evaluate import BadRequest, Explain, RunRequest, run
 
@@ -69,6 +70,7 @@ def create_app(
     extra_hosts: frozenset[str] = frozenset(),
     max_body_bytes: int = MAX_BODY_BYTES,
     timeout_s: float = EVAL_TIMEOUT_S,
+    limits: SourceLimits | None = None,
 ) -> Starlette:
     allowed_hosts = LOOPBACK_NAMES | extra_hosts
     initial = files or example_policy()
@@ -118,7 +120,7 @@ def create_app(
             return _error(400, "bad_json", f"the body is not JSON ({type(exc).__name__})")
         try:
             parsed = RunRequest.from_json(body, max_files=MAX_FILES)
-            result = await run(parsed, explain, timeout_s)
+            result = await run(parsed, explain, timeout_s, limits or SourceLimits())
         except BadRequest as exc:
             return _error(400, "bad_request", str(exc))
         except TimeoutError:

@@ -3,6 +3,7 @@ in-process chain of `policyc eval --explain`, on text sent by the page."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,7 @@ from pydantic import ValidationError
 from ...chain import side_for
 from ...compiler import Trace
 from ...compiler.policy_set import CompileError, compile_model
+from ...language.limits import SourceLimits
 from ...language.pipeline import check_sources
 from ...testing import TracingProvider, run_local_chain
 from ...wire import ChainExecutionParams, ChainExecutionResult, InvocationContext
@@ -20,6 +22,8 @@ from ...wire import ChainExecutionParams, ChainExecutionResult, InvocationContex
 Explain = Callable[[ChainExecutionResult, dict[str, Trace], str], str]
 
 PHASES = ("request", "response")
+SAFETY_MARGIN_S = 10.0
+"""The chain's own deadline bounds evaluation; this outer one only catches a chain that hangs."""
 SIDES = ("sending", "receiving")
 
 
@@ -69,9 +73,13 @@ class RunRequest:
         )
 
 
-async def run(request: RunRequest, explain: Explain | None, timeout_s: float) -> dict[str, Any]:
+async def run(
+    request: RunRequest, explain: Explain | None, timeout_s: float, limits: SourceLimits
+) -> dict[str, Any]:
     """Diagnostics always; the chain's result, explain text and rule trace when the set is clean."""
-    checked = await anyio.to_thread.run_sync(check_sources, request.sources)
+    checked = await anyio.to_thread.run_sync(
+        functools.partial(check_sources, request.sources, limits=limits)
+    )
     out: dict[str, Any] = {
         "diagnostics": [d.to_json() for d in checked.diagnostics],
         "errors": checked.error_count,
@@ -105,7 +113,7 @@ async def run(request: RunRequest, explain: Explain | None, timeout_s: float) ->
         raise BadRequest(f"invalid {where or 'input'}: {first['msg']}") from None
     side = request.side or side_for("client", params.phase)
     provider = TracingProvider(policy_set)
-    with anyio.fail_after(timeout_s + 1):
+    with anyio.fail_after(timeout_s + SAFETY_MARGIN_S):
         result = await run_local_chain(provider, params, side)  # type: ignore[arg-type]
     traces = dict(provider.traces)
     out["evaluation"] = {

@@ -5,7 +5,7 @@
 
 const $ = (id) => document.getElementById(id);
 const LINE_HEIGHT = 20;
-const state = { files: {}, current: "", event: "tools/call", phase: "request", payload: "", context: "", config: "" };
+const state = { files: {}, current: "", event: "tools/call", phase: "request", side: "", payload: "", context: "", config: "" };
 let examples = {};
 let diagnostics = [];
 let sequence = 0;
@@ -253,6 +253,7 @@ async function run() {
     payload: payload.value,
     context: context.value,
     config: config.value,
+    side: state.side || null,
     evaluate: problems.length === 0,
   };
   let response;
@@ -285,6 +286,7 @@ function loadExample() {
 function restore() {
   $("event").value = state.event;
   $("phase").value = state.phase;
+  $("side").value = state.side || "";
   $("payload").value = state.payload;
   $("context").value = state.context || "";
   $("config").value = state.config || "";
@@ -326,6 +328,14 @@ $("file").addEventListener("change", () => {
 });
 $("event").addEventListener("change", () => { state.event = $("event").value; loadExample(); runSoon(); });
 $("phase").addEventListener("change", () => { state.phase = $("phase").value; loadExample(); runSoon(); });
+$("side").addEventListener("change", () => { state.side = $("side").value; runSoon(); });
+$("policy").addEventListener("keydown", (event) => {
+  if (event.key !== "Tab" || event.shiftKey || event.ctrlKey || event.altKey || event.metaKey) return;
+  event.preventDefault();
+  const area = $("policy");
+  area.setRangeText("  ", area.selectionStart, area.selectionEnd, "end");
+  area.dispatchEvent(new Event("input"));
+});
 $("example").addEventListener("click", () => { loadExample(); runSoon(); });
 for (const id of ["payload", "context", "config"]) {
   $(id).addEventListener("input", () => { state[id] = $(id).value; runSoon(); });

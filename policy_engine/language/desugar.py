@@ -1,14 +1,16 @@
-"""Lowers the sugar rules (tool and model lists, limits) to plain check rules.
+"""Pipeline stage "desugar": the sugar rules (tool and model lists, limits) become core rules.
 
-After lowering, validators have one rule form to evaluate. Model lists are
-event-aware: sampling requests carry model hints, LLM completions a model.
+After this stage every validator rule is a `check` rule, so the compiler
+lowers one rule form. Model lists are event-aware: sampling requests carry
+model hints, LLM completions a model (sugar_events.py says where).
 """
 
 from __future__ import annotations
 
-from ..language import ast
-from ..language.diagnostics import Span
-from ..language.sugar_events import MODEL_PATHS, TOOL_EVENT, TOOL_NAME_PATH
+from . import ast
+from .diagnostics import Span
+from .model import PolicySetModel
+from .sugar_events import MODEL_PATHS, TOOL_EVENT, TOOL_NAME_PATH
 
 SIZE_UNITS = {None: 1, "b": 1, "kb": 1024, "mb": 1024 * 1024}
 
@@ -60,10 +62,15 @@ def lower_limit_rule(rule: ast.LimitRule) -> ast.CheckRule:
     return ast.CheckRule("deny", condition, False, rule.message or default, rule.code, span=span)
 
 
-def lower_validator_rule(rule: ast.Rule) -> ast.CheckRule:
+def core_rule(rule: ast.Rule) -> ast.CoreRule:
+    """The rule as the compiler takes it: sugar lowered, everything else as written."""
     if isinstance(rule, ast.ListRule):
         return lower_list_rule(rule)
     if isinstance(rule, ast.LimitRule):
         return lower_limit_rule(rule)
-    assert isinstance(rule, ast.CheckRule)
     return rule
+
+
+def desugar(model: PolicySetModel) -> None:
+    for interceptor in model.interceptors:
+        interceptor.core_rules = tuple(core_rule(rule) for rule in interceptor.rules)
