@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -26,6 +26,7 @@ from policy_engine.wire import (
     InterceptorError,
     InvocationContext,
     Phase,
+    Principal,
     Side,
 )
 from policy_engine.wire.errors import (
@@ -94,6 +95,8 @@ class Refuse:
 
     error: InterceptorError | None = None
     result: dict[str, Any] | None = None
+    run: ChainExecutionResult | None = None
+    """The failed chain run, when a chain refused (not for a hidden element)."""
 
 
 Outcome = Forward | Refuse
@@ -165,12 +168,14 @@ class Interception:
         origin: Origin,
         server: str | None = None,
         session_id: str | None = None,
+        principal: Principal | None = None,
     ) -> ChainExecutionResult | None:
         """The chain's result, or ``None`` when nothing is hooked (the payload passes as is)."""
         if not self.hooked(event, phase):
             return None
         side = self.side(origin, phase)
         context = InvocationContext(
+            principal=principal,
             session_id=session_id,
             server=server,
             timestamp=datetime.now(UTC).isoformat(timespec="milliseconds"),
@@ -192,7 +197,7 @@ class Interception:
         error = chain_error(result)
         if error is None:  # pragma: no cover - only failed results are refused
             raise ValueError("refusal of a successful chain")
-        return self.refuse_with(event, error)
+        return replace(self.refuse_with(event, error), run=result)
 
     def refuse_with(self, event: str, error: InterceptorError) -> Refuse:
         """The configured block form of ``error`` for a message of ``event``."""
@@ -216,9 +221,16 @@ def blocked_result(error: InterceptorError) -> dict[str, Any]:
 class InterceptionSession:
     """One connection's view: what its lists hid and which input requests are open."""
 
-    def __init__(self, core: Interception, *, session_id: str | None = None) -> None:
+    def __init__(
+        self,
+        core: Interception,
+        *,
+        session_id: str | None = None,
+        principal: Principal | None = None,
+    ) -> None:
         self.core = core
         self.session_id = session_id
+        self.principal = principal
         # (call method, server) -> {hidden identifier: interceptor that hid it}
         self._hidden: dict[tuple[str, str | None], dict[str, str]] = {}
         self._inputs: OrderedDict[str, str] = OrderedDict()
@@ -227,8 +239,26 @@ class InterceptionSession:
         self, event: str, phase: Phase, payload: Any, origin: Origin, server: str | None
     ) -> ChainExecutionResult | None:
         return await self.core.run(
-            event, phase, payload, origin=origin, server=server, session_id=self.session_id
+            event,
+            phase,
+            payload,
+            origin=origin,
+            server=server,
+            session_id=self.session_id,
+            principal=self.principal,
         )
+
+    def bound(
+        self, *, principal: Principal | None = None, session_id: str | None = None
+    ) -> InterceptionSession:
+        """This connection's state under another identity, for one call (in-code hosts)."""
+        view = InterceptionSession.__new__(InterceptionSession)
+        view.__dict__.update(self.__dict__)
+        if principal is not None:
+            view.principal = principal
+        if session_id is not None:
+            view.session_id = session_id
+        return view
 
     # client to server
 

@@ -1,0 +1,187 @@
+"""Policies in front of an ``mcp`` server, through its (provisional) ``Server.middleware`` seam.
+
+The middleware acts for the server: a request is *received* (validate, then
+mutate) before the handler sees it, and its result is *sent* (mutate, then
+validate) before it leaves. Everything else (skipped methods, blocks, filtered
+lists and hidden tools) is the interception core's, as in the gateway.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
+
+from policy_engine.chain import InterceptorChain, Selector, ServerSpec
+from policy_engine.interception import (
+    SKIPPED_METHODS,
+    BlockStyle,
+    ChainRun,
+    Interception,
+    InterceptionSession,
+    Refuse,
+)
+from policy_engine.wire import InterceptorOverrides, Principal
+
+from .chain import Providers, local_chain, providers_of
+
+Identify = Callable[[ServerRequestContext[Any, Any]], Principal | None]
+"""Who is asking, per call: e.g. from the HTTP request's verified token."""
+
+
+class PolicyMiddleware:
+    """A ``ServerMiddleware``: each inbound message through the chain, a session per connection."""
+
+    def __init__(
+        self,
+        interception: Interception,
+        *,
+        principal: Principal | Identify | None = None,
+        server_name: str | None = None,
+    ) -> None:
+        if interception.acts_for != "server":
+            raise ValueError("a server's middleware acts for the server (acts_for='server')")
+        self.interception = interception
+        self.principal = principal
+        self.server_name = server_name
+        self._sessions: weakref.WeakKeyDictionary[Any, InterceptionSession] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._ids = itertools.count(1)
+
+    def session_for(self, ctx: ServerRequestContext[Any, Any]) -> InterceptionSession:
+        """This connection's interception session (what its lists hid), as this call's principal."""
+        # The SDK keeps the connection private on the session; it outlives every request.
+        connection = getattr(ctx.session, "_connection", ctx.session)
+        session = self._sessions.get(connection)
+        if session is None:
+            session_id = getattr(connection, "session_id", None) or f"conn-{next(self._ids)}"
+            session = InterceptionSession(self.interception, session_id=session_id)
+            self._sessions[connection] = session
+        principal = self.principal(ctx) if callable(self.principal) else self.principal
+        return session.bound(principal=principal) if principal is not None else session
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        method = ctx.method
+        if method in SKIPPED_METHODS:
+            return await call_next(ctx)
+        session = self.session_for(ctx)
+        params = dict(ctx.params) if ctx.params is not None else None
+        if ctx.request_id is None:
+            note = await session.notification(
+                method, params, origin="client", server=self.server_name
+            )
+            if isinstance(note, Refuse):
+                return None
+            return await call_next(replace(ctx, params=note.payload))
+        outcome = await session.client_request(method, params, server=self.server_name)
+        if isinstance(outcome, Refuse):
+            return _refused(outcome)
+        result = _as_dict(await call_next(replace(ctx, params=outcome.payload)))
+        answer = await session.client_response(method, result, server=self.server_name)
+        if isinstance(answer, Refuse):
+            return _refused(answer)
+        payload: dict[str, Any] = answer.payload
+        return payload
+
+
+def _as_dict(result: HandlerResult) -> dict[str, Any]:
+    if result is None:
+        return {}
+    if isinstance(result, BaseModel):
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return dict(result)
+
+
+def _refused(refusal: Refuse) -> dict[str, Any]:
+    """A block result is the answer; a block error leaves as the JSON-RPC error."""
+    if refusal.result is not None:
+        return refusal.result
+    error = refusal.error
+    assert error is not None
+    raise MCPError(code=error.code, message=error.message, data=error.data)
+
+
+def _middleware_list(server: Any) -> list[Any]:
+    middleware = getattr(server, "middleware", None)
+    if not isinstance(middleware, list):
+        raise TypeError(f"{type(server).__name__} has no `middleware` list (an mcp 2.x server?)")
+    return middleware
+
+
+def install_policies(
+    server: Any,
+    policies: Providers,
+    *,
+    block_style: BlockStyle = "error",
+    principal: Principal | Identify | None = None,
+    overrides: Mapping[Selector, InterceptorOverrides] | None = None,
+    chain_timeout_ms: int | None = None,
+    observer: Callable[[ChainRun], None] | None = None,
+) -> PolicyMiddleware:
+    """Put local policies (one ``PolicySet`` or several) in front of ``server``.
+
+    ``server`` is a low-level ``Server`` or an ``MCPServer``. The middleware
+    goes last on ``server.middleware``, inside the SDK's own (telemetry,
+    request-state sealing), so policies see what the handler sees.
+    """
+    chain = local_chain(policies, overrides=overrides)
+    middleware = PolicyMiddleware(
+        Interception(
+            chain,
+            acts_for="server",
+            block_style=block_style,
+            chain_timeout_ms=chain_timeout_ms,
+            observer=observer,
+        ),
+        principal=principal,
+    )
+    _middleware_list(server).append(middleware)
+    return middleware
+
+
+@asynccontextmanager
+async def open_policies(
+    server: Any,
+    policies: Providers = (),
+    *,
+    interceptors: Sequence[ServerSpec | str] = (),
+    block_style: BlockStyle = "error",
+    principal: Principal | Identify | None = None,
+    overrides: Mapping[Selector, InterceptorOverrides] | None = None,
+    chain_timeout_ms: int | None = None,
+    interceptor_timeout_ms: int | None = None,
+    observer: Callable[[ChainRun], None] | None = None,
+) -> AsyncIterator[PolicyMiddleware]:
+    """Like :func:`install_policies`, with remote interceptor servers kept open for the block."""
+    async with InterceptorChain.connect(
+        local=providers_of(policies),
+        servers=interceptors,
+        overrides=overrides,
+        default_timeout_ms=interceptor_timeout_ms,
+    ) as chain:
+        middleware = PolicyMiddleware(
+            Interception(
+                chain,
+                acts_for="server",
+                block_style=block_style,
+                chain_timeout_ms=chain_timeout_ms,
+                observer=observer,
+            ),
+            principal=principal,
+        )
+        stack = _middleware_list(server)
+        stack.append(middleware)
+        try:
+            yield middleware
+        finally:
+            stack.remove(middleware)

@@ -1,0 +1,6 @@
+"""The integration tests start peers the way the gateway tests do (one home for that)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
