@@ -8,15 +8,14 @@ labelled as sampled: evidence, never a proof.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import anyio
 import click
 
-from ..language.codes import CODES
-from ..language.diagnostics import render_github, render_sarif, render_text
+from ..language.diagnostics import render_text
 from ..language.pipeline import check_paths, expand_paths
+from .diagnostic_output import format_option, print_diagnostics
 from .exit_codes import ExitCode
 from .inputs import compile_or_exit, fail
 
@@ -25,13 +24,7 @@ ANALYSIS_CODES = frozenset({"W301", "W304", "W320", "W321", "W322"})
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "github", "sarif"]),
-    default="text",
-    show_default=True,
-)
+@format_option
 @click.option(
     "--sample",
     type=click.IntRange(0),
@@ -57,29 +50,12 @@ def analyze(paths: tuple[str, ...], output_format: str, sample: int, seed: int) 
 
         policy_set = compile_or_exit(paths)
         unfired = anyio.run(unfired_rules, policy_set, sample, 60.0, seed)
-    if output_format == "json":
-        data = {
-            "diagnostics": [d.to_json() for d in found],
-            "sampled": [
-                {
-                    "interceptor": u.interceptor,
-                    "rule": u.rule,
-                    "source": u.source,
-                    "samples": u.samples,
-                }
-                for u in unfired
-            ],
-        }
-        click.echo(json.dumps(data, indent=2))
-    elif output_format == "github":
-        for d in found:
-            click.echo(render_github(d))
-    elif output_format == "sarif":
-        click.echo(render_sarif(found, CODES))
-    else:
-        for d in found:
-            click.echo(render_text(d, result.sources))
-            click.echo()
+    sampled = [
+        {"interceptor": u.interceptor, "rule": u.rule, "source": u.source, "samples": u.samples}
+        for u in unfired
+    ]
+    print_diagnostics(found, output_format, result.sources, {"sampled": sampled})
+    if output_format == "text":
         for u in unfired:
             click.echo(
                 f"{u.source}: sampled: rule `{u.rule}` of `{u.interceptor}` never fired on "

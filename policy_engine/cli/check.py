@@ -9,22 +9,15 @@ from pathlib import Path
 import click
 
 from ..language.check_tools import SnapshotError, ToolSnapshot, load_snapshot
-from ..language.codes import CODES
-from ..language.diagnostics import render_github, render_sarif, render_text
 from ..language.pipeline import check_paths, expand_paths
+from .diagnostic_output import format_option, print_diagnostics
 from .exit_codes import ExitCode
 from .source_options import source_limit_options, source_limits
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "github", "sarif"]),
-    default="text",
-    show_default=True,
-)
+@format_option
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option("--max-diagnostics", default=100, show_default=True, help="Cap on reported problems.")
 @click.option(
@@ -63,18 +56,8 @@ def check(
     if server is not None:
         tools = _fetched(server)
     result = check_paths(files, cap=max_diagnostics, limits=source_limits(), tools=tools)
-    diagnostics = result.diagnostics
-    if output_format == "json":
-        click.echo(json.dumps({"diagnostics": [d.to_json() for d in diagnostics]}, indent=2))
-    elif output_format == "github":
-        for d in diagnostics:
-            click.echo(render_github(d))
-    elif output_format == "sarif":
-        click.echo(render_sarif(diagnostics, CODES))
-    else:
-        for d in diagnostics:
-            click.echo(render_text(d, result.sources), err=False)
-            click.echo()
+    print_diagnostics(result.diagnostics, output_format, result.sources)
+    if output_format == "text":
         if result.truncated:
             click.echo(f"... and {result.truncated} more (raise --max-diagnostics to see them)")
         errors, warnings = result.error_count, result.warning_count

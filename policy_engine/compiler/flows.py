@@ -119,6 +119,18 @@ def _found(
     return found
 
 
+@dataclass(frozen=True)
+class FlowScope:
+    """What one validator's flow rules need besides the message: built once per policy set."""
+
+    name: str
+    flows: list[CompiledFlow]
+    servers: dict[str, str]
+    """Tool name -> server, from the validator's `server ... tools` lines."""
+    labels: dict[str, list[TextMatcher]]
+    """Label -> the patterns that find its values: the whole set's `remember` rules."""
+
+
 class FlowRuntime:
     """The flow rules of a policy set and the state they share."""
 
@@ -133,26 +145,20 @@ class FlowRuntime:
 
     async def apply(
         self,
-        name: str,
-        flows: list[CompiledFlow],
-        servers: dict[str, str],
-        labels: dict[str, list[TextMatcher]],
+        scope: FlowScope,
         ctx: EvalContext,
         result: ValidationResult,
         trace: Trace | None,
     ) -> ValidationResult:
         """The validator's result with its flow rules applied; store failures fail closed."""
         try:
-            return await self._apply(name, flows, servers, labels, ctx, result, trace)
+            return await self._apply(scope, ctx, result, trace)
         except FlowStoreError as exc:
-            raise execution_failed(name, str(exc)) from None
+            raise execution_failed(scope.name, str(exc)) from None
 
     def apply_now(
         self,
-        name: str,
-        flows: list[CompiledFlow],
-        servers: dict[str, str],
-        labels: dict[str, list[TextMatcher]],
+        scope: FlowScope,
         ctx: EvalContext,
         result: ValidationResult,
         trace: Trace | None,
@@ -162,9 +168,9 @@ class FlowRuntime:
             raise InterceptorError(
                 -32603,
                 "Interceptor execution failed",
-                {"interceptor": name, "reason": "flow rules on a shared store need `invoke`"},
+                {"interceptor": scope.name, "reason": "flow rules on a shared store need `invoke`"},
             )
-        coroutine = self._apply(name, flows, servers, labels, ctx, result, trace)
+        coroutine = self._apply(scope, ctx, result, trace)
         try:
             coroutine.send(None)
         except StopIteration as done:
@@ -175,14 +181,12 @@ class FlowRuntime:
 
     async def _apply(
         self,
-        name: str,
-        flows: list[CompiledFlow],
-        servers: dict[str, str],
-        labels: dict[str, list[TextMatcher]],
+        scope: FlowScope,
         ctx: EvalContext,
         result: ValidationResult,
         trace: Trace | None,
     ) -> ValidationResult:
+        name, flows, labels = scope.name, scope.flows, scope.labels
         session = ctx.context.get("sessionId")
         added: list[ValidationMessage] = []
         if not isinstance(session, str) or not session:
@@ -192,7 +196,7 @@ class FlowRuntime:
                 if trace is not None:
                     trace.events.append(RuleEvent(flow.ref, None, text, "error"))
             return _with_messages(result, added, flow_fired=[f.ref for f in flows])
-        server = await self._server_of(servers, ctx, session)
+        server = await self._server_of(scope.servers, ctx, session)
         fired: list[RuleRef] = []
         if ctx.phase == "request":
             await self.store.set_last_server(session, server)

@@ -39,7 +39,7 @@ from ..wire.errors import (
 from .bounds import Limits, check_bounds, check_finite
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
-from .flows import CompiledFlow, FlowRuntime, compile_flow, label_matchers
+from .flows import CompiledFlow, FlowRuntime, FlowScope, compile_flow, label_matchers
 from .jsonpath import PayloadTooDeep
 from .match_groups import build_match_groups
 from .mutators import CompiledMutation, RuleGroup, compile_mutation, run_mutator
@@ -100,6 +100,7 @@ class CompiledInterceptor:
     checks: list[CompiledCheck] = field(default_factory=list)
     mutations: list[CompiledMutation] = field(default_factory=list)
     flows: list[CompiledFlow] = field(default_factory=list)
+    flow_scope: FlowScope | None = None
     # The mutations as run (untraced): `matching` rules on one path grouped.
     plan: list[CompiledMutation | RuleGroup] = field(default_factory=list)
 
@@ -163,9 +164,14 @@ class PolicySet:
         for resolved in model.interceptors:
             self._interceptors[resolved.name] = compile_interceptor(resolved, env, file_names)
         # Labels are the set's: any validator's `remember` feeds any `flow` rule.
-        self._flow_labels = label_matchers(
+        labels = label_matchers(
             [flow for compiled in self._interceptors.values() for flow in compiled.flows]
         )
+        for compiled in self._interceptors.values():
+            if compiled.flows:
+                compiled.flow_scope = FlowScope(
+                    compiled.name, compiled.flows, compiled.resolved.servers, labels
+                )
 
     # -- InterceptorProvider -------------------------------------------------
 
@@ -192,16 +198,8 @@ class PolicySet:
             )
         else:
             result = self._evaluate(interceptor, ctx, None)
-        if interceptor.flows and isinstance(result, ValidationResult):
-            result = await self.flows.apply(
-                params.name,
-                interceptor.flows,
-                interceptor.resolved.servers,
-                self._flow_labels,
-                ctx,
-                result,
-                None,
-            )
+        if interceptor.flow_scope is not None and isinstance(result, ValidationResult):
+            result = await self.flows.apply(interceptor.flow_scope, ctx, result, None)
         self._bound_output(result, ctx, size)
         limit = params.timeout_ms
         if limit is not None and result.duration_ms is not None and result.duration_ms > limit:
@@ -227,16 +225,8 @@ class PolicySet:
         """Run one interceptor exactly as `interceptor/invoke` would, without a round trip."""
         interceptor, ctx, size = self._prepare(name, event, phase, payload, config, context)
         result = self._evaluate(interceptor, ctx, trace)
-        if interceptor.flows and isinstance(result, ValidationResult):
-            result = self.flows.apply_now(
-                name,
-                interceptor.flows,
-                interceptor.resolved.servers,
-                self._flow_labels,
-                ctx,
-                result,
-                trace,
-            )
+        if interceptor.flow_scope is not None and isinstance(result, ValidationResult):
+            result = self.flows.apply_now(interceptor.flow_scope, ctx, result, trace)
         self._bound_output(result, ctx, size)
         return result
 
