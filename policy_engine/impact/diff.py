@@ -9,7 +9,7 @@ difference (kind, interceptor, rule) keeps its smallest example, shrunk.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..compiler import PolicySet
 from ..testing.runner import case_params
@@ -79,9 +79,6 @@ async def behaviour_diff(
                 message, await before_runner.run(message), await after_runner.run(message)
             )
 
-        def inputs() -> list[Message]:
-            return list(fixed)
-
         async def consider(message: Message) -> None:
             nonlocal count
             key = message.key()
@@ -103,7 +100,7 @@ async def behaviour_diff(
             ):
                 smallest[group_key] = change
 
-        for message in inputs():
+        for message in fixed:
             await consider(message)
         test_seeds: dict[tuple[str, str], list[object]] = {}
         for message in fixed:
@@ -129,26 +126,11 @@ async def behaviour_diff(
                 example: Message = example,
                 wanted: tuple[str, str, str] = group_key,
             ) -> bool:
-                candidate = Message(
-                    example.event,
-                    example.phase,
-                    payload,
-                    example.side,
-                    example.context,
-                    example.origin,
-                )
-                found = await evaluate(candidate)
+                found = await evaluate(replace(example, payload=payload))
                 return found is not None and (found.kind, found.interceptor, found.rule) == wanted
 
             shrunk_payload = await shrink(example.payload, still)
-            shrunk = Message(
-                example.event,
-                example.phase,
-                shrunk_payload,
-                example.side,
-                example.context,
-                example.origin,
-            )
+            shrunk = replace(example, payload=shrunk_payload)
             final = await evaluate(shrunk)
             groups[group_key].examples.append(final if final is not None else change)
     ordered = sorted(groups.values(), key=lambda g: (g.kind, g.interceptor, g.rule))
