@@ -12,8 +12,7 @@ import time
 from dataclasses import dataclass, replace
 
 from ..compiler import PolicySet
-from ..testing.runner import case_params
-from .generate import payloads_for
+from .generate import hooked_pairs, payloads_for, seeds_by_hook, test_messages
 from .literals import collect_literals
 from .outcome import Change, Message, OutcomeRunner, canonical, compare_outcomes
 from .report import Group, ImpactReport
@@ -29,34 +28,6 @@ class DiffBudget:
     examples: int = 3
 
 
-def _test_messages(policy_set: PolicySet, label: str) -> list[Message]:
-    found: list[Message] = []
-    for file, case in policy_set.model.tests:
-        params, side = case_params(case)
-        context = params.context.to_wire() if params.context is not None else None
-        found.append(
-            Message(
-                params.event,
-                params.phase,
-                params.payload,
-                side,
-                context,
-                f"{label} {file}::{case.name}",
-            )
-        )
-    return found
-
-
-def _hooks(*sets: PolicySet) -> list[tuple[str, str]]:
-    seen: dict[tuple[str, str], None] = {}
-    for policy_set in sets:
-        for interceptor in policy_set.model.interceptors:
-            for event, phase in interceptor.hooked():
-                if "*" not in event:
-                    seen.setdefault((event, phase), None)
-    return list(seen)
-
-
 async def behaviour_diff(
     old: PolicySet,
     new: PolicySet,
@@ -65,7 +36,7 @@ async def behaviour_diff(
 ) -> tuple[list[Group], int, list[str]]:
     literals = collect_literals(old.model)
     collect_literals(new.model, literals)
-    fixed = _test_messages(old, "test (old)") + _test_messages(new, "test (new)") + extra
+    fixed = test_messages(old, "test (old)") + test_messages(new, "test (new)") + extra
     deadline = time.monotonic() + budget.seconds
     groups: dict[tuple[str, str, str], Group] = {}
     smallest: dict[tuple[str, str, str], Change] = {}
@@ -102,10 +73,8 @@ async def behaviour_diff(
 
         for message in fixed:
             await consider(message)
-        test_seeds: dict[tuple[str, str], list[object]] = {}
-        for message in fixed:
-            test_seeds.setdefault((message.event, message.phase), []).append(message.payload)
-        for event, phase in _hooks(old, new):
+        test_seeds = seeds_by_hook(fixed)
+        for event, phase in hooked_pairs(old, new):
             for payload in payloads_for(
                 event,
                 phase,

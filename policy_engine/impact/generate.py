@@ -13,9 +13,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from ..compiler import PolicySet
 from ..language.path_syntax import Descend, Field, Index, PathSyntaxError, Wildcard, parse_path
 from ..language.payload_schema import example_payload
+from ..testing.runner import case_params
 from .literals import Literals
+from .outcome import Message
 
 # Fake values for the built-in patterns, so a redactor's behaviour is exercised.
 PATTERN_SAMPLES: tuple[str, ...] = (
@@ -32,6 +35,44 @@ PATTERN_SAMPLES: tuple[str, ...] = (
     "'; DROP TABLE users; --",
     "../../etc/passwd",
 )
+
+
+def test_messages(policy_set: PolicySet, label: str) -> list[Message]:
+    """The message of every test block, as the test runs it (side and context included)."""
+    found: list[Message] = []
+    for file, case in policy_set.model.tests:
+        params, side = case_params(case)
+        context = params.context.to_wire() if params.context is not None else None
+        found.append(
+            Message(
+                params.event,
+                params.phase,
+                params.payload,
+                side,
+                context,
+                f"{label} {file}::{case.name}",
+            )
+        )
+    return found
+
+
+def hooked_pairs(*sets: PolicySet) -> list[tuple[str, str]]:
+    """Every concrete (event, phase) any of the sets hooks, in order; wildcards cannot be sent."""
+    seen: dict[tuple[str, str], None] = {}
+    for policy_set in sets:
+        for interceptor in policy_set.model.interceptors:
+            for event, phase in interceptor.hooked():
+                if "*" not in event:
+                    seen.setdefault((event, phase), None)
+    return list(seen)
+
+
+def seeds_by_hook(messages: list[Message]) -> dict[tuple[str, str], list[object]]:
+    """The payloads of ``messages`` per (event, phase): the bases generated variants start from."""
+    seeds: dict[tuple[str, str], list[object]] = {}
+    for message in messages:
+        seeds.setdefault((message.event, message.phase), []).append(message.payload)
+    return seeds
 
 
 def set_path(payload: Any, source: str, value: Any) -> Any | None:

@@ -10,14 +10,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..chain import side_for
 from ..compiler import PolicySet
-from ..language import ast
-from ..testing import TracingProvider
-from ..testing.local_chain import run_local_chain
-from ..wire import ChainExecutionParams
-from .generate import payloads_for
+from .generate import hooked_pairs, payloads_for, seeds_by_hook, test_messages
 from .literals import collect_literals
+from .outcome import Message, OutcomeRunner
 
 
 @dataclass(frozen=True)
@@ -31,34 +27,23 @@ class Unfired:
 async def unfired_rules(
     policy_set: PolicySet, per_hook: int, seconds: float, seed: int
 ) -> list[Unfired]:
+    """Rules of ``policy_set`` that fired on none of the generated messages."""
     literals = collect_literals(policy_set.model)
-    provider = TracingProvider(policy_set)
-    fired: set[str] = set()
-    samples = 0
+    seeds = seeds_by_hook(test_messages(policy_set, "test"))
     deadline = time.monotonic() + seconds
-    seeds: dict[tuple[str, str], list[object]] = {}
-    for _, case in policy_set.model.tests:
-        for statement in case.statements:
-            if isinstance(statement, ast.Given):
-                seeds.setdefault((statement.event, statement.phase), []).append(statement.payload)
-    hooks = dict.fromkeys(
-        (event, phase)
-        for interceptor in policy_set.model.interceptors
-        for event, phase in interceptor.hooked()
-        if "*" not in event
-    )
-    for event, phase in hooks:
-        for payload in payloads_for(
-            event, phase, seeds.get((event, phase), []), literals, per_hook, deadline, seed
-        ):
-            params = ChainExecutionParams(event=event, phase=phase, payload=payload)
-            await run_local_chain(provider, params, side_for("client", phase))
-            samples += 1
-            for _, trace in provider.traces:
-                fired.update(e.rule.source for e in trace.events)
-    missing: list[Unfired] = []
-    for name, compiled in policy_set.interceptors.items():
-        for ref in compiled.rule_refs():
-            if ref.source not in fired:
-                missing.append(Unfired(name, ref.code, ref.source, samples))
-    return missing
+    fired: set[tuple[str, str]] = set()
+    samples = 0
+    async with OutcomeRunner.open(policy_set) as runner:
+        for event, phase in hooked_pairs(policy_set):
+            for payload in payloads_for(
+                event, phase, seeds.get((event, phase), []), literals, per_hook, deadline, seed
+            ):
+                outcome = await runner.run(Message.of(event, phase, payload))  # type: ignore[arg-type]
+                fired |= outcome.fired
+                samples += 1
+    return [
+        Unfired(name, ref.code, ref.source, samples)
+        for name, compiled in policy_set.interceptors.items()
+        for ref in compiled.rule_refs()
+        if (name, ref.code) not in fired
+    ]
