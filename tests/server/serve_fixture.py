@@ -105,7 +105,11 @@ def main() -> None:
                 )
             tg.cancel_scope.cancel()
 
-    anyio.run(run)
+    try:
+        anyio.run(run)
+    finally:
+        if log is not None:
+            log.close()  # the writer thread flushes what is queued, as `policyc serve` does
 
 
 if __name__ == "__main__":
