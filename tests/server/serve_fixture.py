@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -105,6 +106,9 @@ def main() -> None:
                 )
             tg.cancel_scope.cancel()
 
+    # The SDK's client ends a server that is slow to exit with SIGTERM; exit
+    # through `finally` then too, so the log still flushes.
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: sys.exit(0))
     try:
         anyio.run(run)
     finally:
