@@ -224,6 +224,43 @@ def _select_descend_fields(names: tuple[str, ...], max_depth: int) -> _Selector:
     return select
 
 
+def _select_descend_all(max_depth: int) -> _Selector:
+    """``..*``: every value below the node, children of each container in pre-order.
+
+    The same walk as :func:`_select_descend` with the wildcard fused in, so
+    each container is visited once (the argument guards read ``$.arguments..*``).
+    """
+
+    def select(node: Any, loc: Location, out: list[Match]) -> None:
+        if type(node) is not dict and type(node) is not list:
+            return
+        stack: list[Match] = [(node, loc)]
+        pop = stack.pop
+        emit = out.append
+        while stack:
+            current, where = pop()
+            if len(where) >= max_depth:
+                raise PayloadTooDeep(len(where) + 1, max_depth)
+            below: list[Match] = []
+            if type(current) is dict:
+                for key, value in current.items():
+                    match = (value, (*where, key))
+                    emit(match)
+                    kind = type(value)
+                    if kind is dict or kind is list:
+                        below.append(match)
+            else:
+                for index, value in enumerate(current):
+                    match = (value, (*where, index))
+                    emit(match)
+                    kind = type(value)
+                    if kind is dict or kind is list:
+                        below.append(match)
+            stack.extend(reversed(below))
+
+    return select
+
+
 def _selector(step: Step, element_test: ElementTest | None) -> _Selector:
     if isinstance(step, Field):
         return _select_fields(step.names)
@@ -249,6 +286,10 @@ def _selectors(
         following = steps[position + 1] if position + 1 < len(steps) else None
         if isinstance(step, Descend) and isinstance(following, Field):
             selectors.append(_select_descend_fields(following.names, max_depth))
+            position += 2
+            continue
+        if isinstance(step, Descend) and isinstance(following, Wildcard):
+            selectors.append(_select_descend_all(max_depth))
             position += 2
             continue
         if isinstance(step, Descend):
@@ -752,3 +793,19 @@ def compile_path(
     if max_depth < 1:
         raise ValueError("max_depth must be at least 1")
     return CompiledPath(path, max_depth, element_test)
+
+
+def find_memoised(path: CompiledPath, doc: Any, memo: dict[Any, Any]) -> list[Match]:
+    """``path.find(doc)``, computed once per document object within one evaluation.
+
+    ``memo`` maps the path to the document it was found on and the result;
+    it is read only for that same object, so a new payload (mutators copy on
+    write) is found afresh. Callers only iterate the result, never change it.
+    """
+    cached = memo.get(path)
+    if cached is not None and cached[0] is doc:
+        found: list[Match] = cached[1]
+        return found
+    found = path.find(doc)
+    memo[path] = (doc, found)
+    return found

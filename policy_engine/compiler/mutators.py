@@ -90,25 +90,32 @@ def _canonical_text(value: Any) -> str:
 
 
 def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
-    """Apply ``fn`` to every string in ``value``, copying only what changes."""
+    """Apply ``fn`` to every string in ``value``, copying only what changes.
+
+    A container is copied only once one of its items changed, so a subtree
+    with nothing to rewrite costs a visit and no allocation.
+    """
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, list):
-        changed = False
-        items = []
-        for item in value:
+        items: list[Any] | None = None
+        for index, item in enumerate(value):
             new = map_strings(item, fn)
-            changed = changed or new is not item
-            items.append(new)
-        return items if changed else value
+            if items is not None:
+                items.append(new)
+            elif new is not item:
+                items = value[:index]
+                items.append(new)
+        return value if items is None else items
     if isinstance(value, dict):
-        changed = False
-        out = {}
+        out: dict[Any, Any] | None = None
         for key, item in value.items():
             new = map_strings(item, fn)
-            changed = changed or new is not item
-            out[key] = new
-        return out if changed else value
+            if new is not item:
+                if out is None:
+                    out = dict(value)
+                out[key] = new
+        return value if out is None else out
     return value
 
 
