@@ -178,6 +178,9 @@ class CompiledMutation:
     set_value: OperandFn | None = None
     is_set: bool = False
     rewrite: PatternRewrite | None = None
+    # Every change the rule makes is a string (`redact`, `mask`, `hash` without
+    # `matching`): nothing it writes has children (see field_groups.py).
+    writes_strings: bool = False
 
     def applies(self, ctx: EvalContext) -> bool:
         if self.guard is None:
@@ -206,6 +209,26 @@ class CompiledMutation:
                 value, table, counts, growth
             )
 
+        update = self.updater(ctx, transform, pattern_counts, events, track_size=rewrite is None)
+        after, changed = self.path.update(payload, update)
+        if rewrite is not None and ctx.size_delta is not None:
+            ctx.size_delta += growth[0]
+        return after, changed
+
+    def updater(
+        self,
+        ctx: EvalContext,
+        transform: Transform | None,
+        pattern_counts: Counts,
+        events: list[RuleEvent] | None,
+        track_size: bool = True,
+    ) -> Callable[[Any, tuple[str | int, ...]], Any]:
+        """What the rule does at one location: the new value, ``KEEP`` or ``REMOVE``.
+
+        With ``track_size`` it also follows the change in the payload's bounds
+        estimate (`ctx.size_delta`); pattern rewrites count their growth instead.
+        """
+
         def update(value: Any, location: tuple[str | int, ...]) -> Any:
             if transform is None:
                 if events is not None:
@@ -215,7 +238,7 @@ class CompiledMutation:
             new = transform(value, pattern_counts)
             if _json_equal_fast(new, value):
                 return KEEP
-            if rewrite is None and ctx.size_delta is not None:
+            if track_size and ctx.size_delta is not None:
                 ctx.size_delta = _size_change(value, new, ctx.size_delta)
             if events is not None:
                 for where, old_leaf, new_leaf in changed_leaves(value, new, location):
@@ -224,10 +247,7 @@ class CompiledMutation:
                     )
             return new
 
-        after, changed = self.path.update(payload, update)
-        if rewrite is not None and ctx.size_delta is not None:
-            ctx.size_delta += growth[0]
-        return after, changed
+        return update
 
     def _set(self, ctx: EvalContext, events: list[RuleEvent] | None) -> tuple[Any, int]:
         assert self.set_value is not None
@@ -328,6 +348,7 @@ def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> Co
         _value_transform(rule, rewrite),
         rule.path.source,
         rewrite=rewrite,
+        writes_strings=rewrite is None and isinstance(rule, ast.Redact | ast.Mask | ast.Hash),
     )
 
 
