@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from ..flow import MemoryFlowStore
 from ..language import ast
 from ..language.diagnostics import Diagnostic, SourceCache, render_text
 from ..language.model import PolicySetModel, ResolvedInterceptor
@@ -178,6 +179,13 @@ class PolicySet:
 
     def descriptors(self) -> list[InterceptorDescriptor]:
         return [i.descriptor for i in self._interceptors.values()]
+
+    @property
+    def evaluates_in_process(self) -> bool:
+        """True unless flow rules keep their state in a store reached over the network."""
+        if isinstance(self.flows.store, MemoryFlowStore):
+            return True
+        return all(i.flow_scope is None for i in self._interceptors.values())
 
     async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
         """`interceptor/invoke` semantics.
