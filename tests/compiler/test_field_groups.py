@@ -7,8 +7,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy_engine.compiler import Trace, compile_sources
+from policy_engine.compiler import compile_sources
 from policy_engine.compiler.field_groups import FieldGroup
+
+from .reference_path import assert_same_as_one_by_one
 
 # Names that nest (an `a` holding a `b`), repeat across rules (two rules on
 # `a`), and meet replacements equal to the value (`redact ... with "x"`).
@@ -43,12 +45,7 @@ def test_grouped_field_rules_equal_rules_one_by_one(rules: list[int], args: dict
     policy = policy_of(rules)
     assert isinstance(policy.interceptors["g"].plan[0], FieldGroup)
     payload = {"name": "t", "arguments": args}
-    grouped = policy.invoke_sync("g", "tools/call", "request", payload)
-    # A trace runs every rule on its own (the reference path).
-    alone = policy.invoke_sync("g", "tools/call", "request", payload, trace=Trace())
-    assert grouped.payload == alone.payload
-    assert grouped.modified == alone.modified
-    assert grouped.info == alone.info
+    assert_same_as_one_by_one(policy, payload)
     assert payload == {"name": "t", "arguments": args}  # the input is never changed
 
 
