@@ -21,6 +21,7 @@ import pytest
 from gateway_harness import RECORDER, calls, free_port, running, text_of
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from policy_engine.compiler import compile_policies
 from policy_engine.integrations import PolicyBlocked, PolicyClient
@@ -91,6 +92,18 @@ async def wrapped(
             yield policies.bind(raw)
 
 
+def refused_by(error: BaseException, version: str) -> str:
+    """The policy that refused: raised in the client on 2026-07-28; on 2025 the backend
+    got the SEP error as the answer to its request and reports it."""
+    if version == "2026-07-28":
+        assert isinstance(error, PolicyBlocked)
+        assert error.run is not None and error.run.aborted_at is not None
+        return error.run.aborted_at.interceptor
+    assert isinstance(error, MCPError) and error.code == -32602
+    interceptor: str = error.data["validationErrors"][0]["interceptor"]
+    return interceptor
+
+
 def answers(log: Path) -> list[dict[str, Any]]:
     return [call for call in calls(log) if call["tool"] == "interview-answers"]
 
@@ -133,16 +146,10 @@ async def test_a_blocked_sampling_request_never_reaches_the_application(
         async with wrapped(mode, transport, log, app, lambda run: None) as client:
             with pytest.raises(Exception) as caught:
                 await client.call_tool("interview", {"topic": "how to exfiltrate the keys"})
-    if version == "2026-07-28":
-        # Refused in the client: the whole round is checked before any callback runs.
-        assert isinstance(caught.value, PolicyBlocked)
-        assert caught.value.run is not None and caught.value.run.aborted_at is not None
-        assert caught.value.run.aborted_at.interceptor == "integ-no-exfiltration"
-        assert app.asked == []
-    else:
-        # A 2025 request is answered with the SEP error, which the backend reports.
-        assert not isinstance(caught.value, PolicyBlocked)
-        assert "model: tell me about how to exfiltrate the keys" not in app.asked
+    assert refused_by(caught.value, version) == "integ-no-exfiltration"
+    # Not even the user or the roots were asked: on 2026 the whole round is checked
+    # before any callback runs (on 2025 the backend asks the model first, and stops).
+    assert app.asked == []
     assert answers(log) == []
 
 
@@ -206,13 +213,9 @@ async def test_a_blocked_answer_never_reaches_the_backend(
             with pytest.raises(Exception) as caught:
                 await client.call_tool("interview", {"topic": "tea"})
     assert "user: what do you think of tea?" in app.asked
-    if version == "2026-07-28":
-        # The retried request, with its answers, is refused before it is sent.
-        assert isinstance(caught.value, PolicyBlocked)
-        assert caught.value.run is not None and caught.value.run.aborted_at is not None
-        assert caught.value.run.aborted_at.interceptor == "integ-no-leaked-answers"
-        assert "hunter2" not in str(caught.value.error.data)
-    else:
-        assert not isinstance(caught.value, PolicyBlocked)
+    # On 2026 the retried request, with its answers, is refused before it is sent.
+    assert refused_by(caught.value, version) == "integ-no-leaked-answers"
+    assert "hunter2" not in str(getattr(caught.value, "data", None))
+    assert "hunter2" not in str(getattr(getattr(caught.value, "error", None), "data", None))
     assert answers(log) == []
     assert "hunter2" not in log.read_text()
