@@ -23,7 +23,9 @@ from mcp.client import Client
 # dispatch): reused so the wrapper's rounds behave exactly like the SDK's.
 from mcp.client._input_required import run_input_required_driver
 from mcp.client.session import ClientRequestContext
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
+    HEADER_MISMATCH,
     CallToolResult,
     CreateMessageRequestParams,
     ElicitRequestParams,
@@ -40,6 +42,7 @@ from mcp_types import (
     ListToolsResult,
     ReadResourceResult,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from policy_engine.chain import Selector
@@ -210,6 +213,18 @@ class PolicyClient:
             return answer
         return await session.dispatch_input_request(context, request)
 
+    def _modern(self) -> bool:
+        return self.client.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    async def _relist(self, name: str) -> None:
+        """Refresh the SDK's tool listing, page by page, until a page lists ``name``."""
+        cursor: str | None = None
+        for _ in range(_RELIST_PAGE_CAP):
+            page = await self.client.list_tools(cursor=cursor, cache_mode="refresh")
+            cursor = page.next_cursor
+            if cursor is None or any(tool.name == name for tool in page.tools):
+                return
+
     # the application's calls
 
     async def call_tool(
@@ -225,7 +240,7 @@ class PolicyClient:
         """``options`` are the SDK session's: ``read_timeout_seconds``, ``progress_callback``,
         ``meta``; ``input_responses`` and ``request_state`` resume a persisted exchange."""
 
-        async def send(
+        async def once(
             sent: dict[str, Any], responses: InputResponses | None, state: str | None
         ) -> CallToolResult | InputRequiredResult:
             result: CallToolResult | InputRequiredResult = await self.client.session.call_tool(
@@ -237,6 +252,19 @@ class PolicyClient:
                 **options,
             )
             return result
+
+        async def send(
+            sent: dict[str, Any], responses: InputResponses | None, state: str | None
+        ) -> CallToolResult | InputRequiredResult:
+            try:
+                return await once(sent, responses, state)
+            except MCPError as mismatch:
+                # As the SDK's Client does: the tool's listed schema (which says what goes
+                # in Mcp-Param headers) is missing or stale, so re-list and resend once.
+                if mismatch.code != HEADER_MISMATCH or not self._modern():
+                    raise
+                await self._relist(sent["name"])
+                return await once(sent, responses, state)
 
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
         return await self._interactive(
@@ -373,6 +401,9 @@ class PolicyClient:
 
 _Send = Callable[[dict[str, Any], InputResponses | None, str | None], Awaitable[Any]]
 """Sends the checked request (its params, typed input responses, request state) once."""
+
+_RELIST_PAGE_CAP = 100
+"""Pages walked to re-list a tool: a paginator that never ends cannot hang a call."""
 
 _CALLBACK_FIELDS = {
     "sampling/createMessage": "sampling_callback",

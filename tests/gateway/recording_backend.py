@@ -11,11 +11,12 @@ import json
 import os
 import sys
 import time
+from typing import Annotated
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import InputRequiredResult, SamplingMessage, TextContent
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 LOG = sys.argv[1] if len(sys.argv) > 1 else os.devnull
 NAME = os.environ.get("BACKEND_NAME", "recorder")
@@ -145,6 +146,13 @@ async def summarize(text: str, ctx: Context) -> str | InputRequiredResult:
         max_tokens=50,
     )
     return f"model said: {result.content.text}"  # type: ignore[union-attr]
+
+
+@server.tool()
+def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+    """Routed by region: on 2026-07-28 HTTP the argument is mirrored in an Mcp-Param header."""
+    record("regional", region=region)
+    return f"served from {region}"
 
 
 def _interview_requests(topic: str) -> dict[str, dict[str, object]]:

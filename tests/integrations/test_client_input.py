@@ -219,3 +219,19 @@ async def test_a_blocked_answer_never_reaches_the_backend(
     assert "hunter2" not in str(getattr(getattr(caught.value, "error", None), "data", None))
     assert answers(log) == []
     assert "hunter2" not in log.read_text()
+
+
+async def test_a_tool_with_header_arguments_is_called_without_listing_first(
+    tmp_path: Path,
+) -> None:
+    # The wrapper sends through the SDK session, so it re-lists after HEADER_MISMATCH itself.
+    log, port = tmp_path / "calls.log", free_port()
+    with running([sys.executable, str(RECORDER), str(log), str(port)], port) as url:
+        with anyio.fail_after(LIMIT):
+            async with Client(url, mode="auto") as raw:
+                assert raw.protocol_version == "2026-07-28"
+                result = (
+                    await PolicyClient(POLICIES).bind(raw).call_tool("regional", {"region": "eu"})
+                )
+    assert text_of(result) == "served from eu"
+    assert [call["tool"] for call in calls(log)] == ["regional"]
