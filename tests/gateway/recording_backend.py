@@ -155,6 +155,34 @@ def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Re
     return f"served from {region}"
 
 
+def _ask_name(ctx: Context, state: str) -> InputRequiredResult | str:
+    """On 2026-07-28: the user's name, asked in an input round and recorded as it arrived."""
+    responses = ctx.input_responses
+    if not responses:
+        question = {"message": "your name?", "requestedSchema": Answer.model_json_schema()}
+        return InputRequiredResult(
+            input_requests={"name": {"method": "elicitation/create", "params": question}},  # type: ignore[dict-item]
+            request_state=state,
+        )
+    reply = responses["name"].model_dump(mode="json", exclude_none=True)
+    record("name-answer", state=ctx.request_state, answer=reply)
+    return str(reply.get("content", {}).get("answer"))
+
+
+@server.prompt()
+async def welcome(ctx: Context) -> str | InputRequiredResult:
+    """Greets the user by the name it asks for."""
+    name = _ask_name(ctx, "welcome")
+    return name if isinstance(name, InputRequiredResult) else f"Welcome, {name}!"
+
+
+@server.resource("profile://{user}")
+async def profile(user: str, ctx: Context) -> str | InputRequiredResult:
+    """A profile that asks whose it is."""
+    name = _ask_name(ctx, f"profile:{user}")
+    return name if isinstance(name, InputRequiredResult) else f"{user} is {name}"
+
+
 def _interview_requests(topic: str) -> dict[str, dict[str, object]]:
     question = {"role": "user", "content": {"type": "text", "text": f"tell me about {topic}"}}
     return {

@@ -235,3 +235,35 @@ async def test_a_tool_with_header_arguments_is_called_without_listing_first(
                 )
     assert text_of(result) == "served from eu"
     assert [call["tool"] for call in calls(log)] == ["regional"]
+
+
+async def _get_or_read(client: PolicyClient, method: str) -> str:
+    if method == "prompts/get":
+        prompt = await client.get_prompt("welcome")
+        return str(getattr(prompt.messages[0].content, "text", ""))
+    resource = await client.read_resource("profile://ann")
+    return str(getattr(resource.contents[0], "text", ""))
+
+
+@pytest.mark.parametrize("method", ["prompts/get", "resources/read"])
+@pytest.mark.parametrize(("mode", "version", "transport"), MODERN)
+async def test_prompts_and_resources_ask_through_the_same_checks(
+    tmp_path: Path, mode: str, version: str, transport: str, method: str
+) -> None:
+    log = tmp_path / "calls.log"
+    secret, blocked = Application(answer=f"Ann {TOKEN}"), Application(answer="hunter2")
+    with anyio.fail_after(LIMIT):
+        async with wrapped(mode, transport, log, secret, lambda run: None) as client:
+            shown = await _get_or_read(client, method)
+        async with wrapped(mode, transport, log, blocked, lambda run: None) as client:
+            with pytest.raises(PolicyBlocked) as caught:
+                await _get_or_read(client, method)
+    assert shown.endswith(
+        "Ann [SECRET:GITHUB_TOKEN]!" if method == "prompts/get" else "Ann [SECRET:GITHUB_TOKEN]"
+    )
+    assert caught.value.method == method
+    assert refused_by(caught.value, version) == "integ-no-leaked-answers"
+    [got] = [call["arguments"] for call in calls(log) if call["tool"] == "name-answer"]
+    assert got["answer"]["content"]["answer"] == "Ann [SECRET:GITHUB_TOKEN]"
+    assert got["state"] == ("welcome" if method == "prompts/get" else "profile:ann")
+    assert TOKEN not in log.read_text() and "hunter2" not in log.read_text()
