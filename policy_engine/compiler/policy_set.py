@@ -39,6 +39,7 @@ from ..wire.errors import (
 from .bounds import Limits, check_bounds, check_finite
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
+from .field_groups import group_fields
 from .flows import CompiledFlow, FlowRuntime, FlowScope, compile_flow, label_matchers
 from .jsonpath import PayloadTooDeep
 from .match_groups import build_match_groups
@@ -137,7 +138,7 @@ def compile_interceptor(
             compiled.checks.append(compile_check(core, ref, env))
         else:
             compiled.mutations.append(compile_mutation(core, ref, env))
-    compiled.plan = list(group_rewrites(compiled.mutations))
+    compiled.plan = group_fields(list(group_rewrites(compiled.mutations)))
     return compiled
 
 
