@@ -43,21 +43,23 @@ TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 @asynccontextmanager
-async def serving(argv: list[str], transport: str) -> AsyncIterator[tuple[Client, ServerSpec]]:
-    """A legacy SDK client on the server, and how a chain reaches the same server."""
+async def serving(
+    argv: list[str], transport: str, mode: str = "legacy"
+) -> AsyncIterator[tuple[Client, ServerSpec]]:
+    """An SDK client on the server, and how a chain reaches the same server."""
     if transport == "stdio":
         params = StdioServerParameters(command=sys.executable, args=argv, cwd=str(ROOT))
-        async with Client(stdio_client(params), mode="legacy") as client:
+        async with Client(stdio_client(params), mode=mode) as client:
             yield client, ServerSpec(command=(sys.executable, *argv), cwd=str(ROOT))
         return
     port = free_port()
     with running([sys.executable, *argv, str(port)], port) as url:
-        async with Client(url, mode="legacy") as client:
+        async with Client(url, mode=mode) as client:
             yield client, ServerSpec(url=url)
 
 
-def exposing(transport: str) -> Any:
-    return serving([str(SERVER), "--expose"], transport)
+def exposing(transport: str, mode: str = "legacy") -> Any:
+    return serving([str(SERVER), "--expose"], transport, mode)
 
 
 def policyc_serve(transport: str) -> Any:
@@ -85,8 +87,13 @@ async def check_tools_are_served_under_policies(client: Client) -> None:
 
 
 async def check_the_extension_is_advertised(client: Client) -> None:
-    advertised = (client.server_capabilities.experimental or {})[EXTENSION_ID]
-    assert {"tools/call", "tools/list"} <= set(advertised["supportedEvents"])
+    """Where each era looks: `extensions` (2026 discover), `experimental` (older clients)."""
+    capabilities = client.server_capabilities
+    sections = [capabilities.experimental or {}]
+    if client.session.protocol_version >= "2026-07-28":
+        sections.append(capabilities.extensions or {})
+    for section in sections:
+        assert {"tools/call", "tools/list"} <= set(section[EXTENSION_ID]["supportedEvents"])
 
 
 async def check_the_sep_methods_are_not_intercepted(client: Client) -> None:
@@ -133,10 +140,12 @@ async def check_a_chain_runs_the_servers_interceptors(spec: ServerSpec) -> None:
         assert redacted.final_payload["content"][0]["text"] == "token=[SECRET:GITHUB_TOKEN]"
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_a_tool_server_that_exposes_its_interceptors(transport: str) -> None:
+async def test_a_tool_server_that_exposes_its_interceptors(transport: str, mode: str) -> None:
     with anyio.fail_after(120):
-        async with exposing(transport) as (client, spec):
+        async with exposing(transport, mode) as (client, spec):
+            assert (client.session.protocol_version >= "2026") == (mode == "auto")
             await check_tools_are_served_under_policies(client)
             await check_the_extension_is_advertised(client)
             await check_the_sep_methods_are_not_intercepted(client)
