@@ -92,6 +92,44 @@ class _AdvertiseInterceptors:
         return result
 
 
+class _InterceptorMethods:
+    """The two methods' handlers over one service; once withdrawn they answer -32601."""
+
+    def __init__(self, service: InterceptorService) -> None:
+        self.service = service
+        self.withdrawn = False
+
+    def _serving(self, ctx: ServerRequestContext[Any, Any]) -> InterceptorService:
+        if self.withdrawn:
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
+        return self.service
+
+    async def list(
+        self, ctx: ServerRequestContext[Any, Any], _params: _RawParams
+    ) -> dict[str, Any]:
+        try:
+            return self._serving(ctx).list(ctx.params)
+        except InterceptorError as error:
+            raise _to_mcp_error(error) from None
+
+    async def invoke(
+        self, ctx: ServerRequestContext[Any, Any], _params: _RawParams
+    ) -> dict[str, Any]:
+        try:
+            return await self._serving(ctx).invoke(ctx.params)
+        except InterceptorError as error:
+            raise _to_mcp_error(error) from None
+
+
+def _taken(server: Server[Any], method: str) -> bool:
+    """Whether ``method`` has a live handler (a withdrawn one of ours may be replaced)."""
+    entry = server.get_request_handler(method)
+    if entry is None:
+        return False
+    owner = getattr(entry.handler, "__self__", None)
+    return not (isinstance(owner, _InterceptorMethods) and owner.withdrawn)
+
+
 def add_interceptor_methods(server: Server[Any], service: InterceptorService) -> Callable[[], None]:
     """Answer the SEP methods on ``server`` from ``service``; advertise the extension.
 
@@ -101,37 +139,16 @@ def add_interceptor_methods(server: Server[Any], service: InterceptorService) ->
     can replace a handler but not remove one) and handshakes stop advertising.
     """
     for method in (LIST_METHOD, INVOKE_METHOD):
-        if server.get_request_handler(method) is not None:
+        if _taken(server, method):
             raise ValueError(f"the server already answers `{method}`")
-    withdrawn = False
-
-    def serving(ctx: ServerRequestContext[Any, Any]) -> InterceptorService:
-        if withdrawn:
-            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
-        return service
-
-    async def list_interceptors(
-        ctx: ServerRequestContext[Any, Any], _params: _RawParams
-    ) -> dict[str, Any]:
-        try:
-            return serving(ctx).list(ctx.params)
-        except InterceptorError as error:
-            raise _to_mcp_error(error) from None
-
-    async def invoke(ctx: ServerRequestContext[Any, Any], _params: _RawParams) -> dict[str, Any]:
-        try:
-            return await serving(ctx).invoke(ctx.params)
-        except InterceptorError as error:
-            raise _to_mcp_error(error) from None
-
-    server.add_request_handler(LIST_METHOD, _RawParams, list_interceptors)
-    server.add_request_handler(INVOKE_METHOD, _RawParams, invoke)
+    methods = _InterceptorMethods(service)
+    server.add_request_handler(LIST_METHOD, _RawParams, methods.list)
+    server.add_request_handler(INVOKE_METHOD, _RawParams, methods.invoke)
     advertiser = _AdvertiseInterceptors(service)
     server.middleware.append(advertiser)
 
     def withdraw() -> None:
-        nonlocal withdrawn
-        withdrawn = True
+        methods.withdrawn = True
         if advertiser in server.middleware:
             server.middleware.remove(advertiser)
 

@@ -169,7 +169,8 @@ async def list_tools(_ctx: Any, _params: Any) -> ListToolsResult:
 
 async def test_open_policies_exposes_remote_interceptors_and_withdraws_them() -> None:
     """A low-level server, a policy set and a remote `policyc serve`: the whole chain is
-    exposed while the block is open, and nothing of it is left once it closes."""
+    exposed while the block is open, nothing of it is left once it closes, and the
+    server may expose a chain again afterwards."""
     server: Server[Any] = Server("tools", on_list_tools=list_tools)
     before = list(server.middleware)
     remote = ServerSpec(
@@ -204,6 +205,10 @@ async def test_open_policies_exposes_remote_interceptors_and_withdraws_them() ->
             with pytest.raises(MCPError) as caught:
                 await raw_request(client, "interceptors/list", {})
             assert caught.value.code == -32601
+        install_policies(server, local, expose_interceptors=True)
+        async with Client(server, mode="legacy") as client:
+            listed = await raw_request(client, "interceptors/list", {})
+            assert "integ-guard" in {d["name"] for d in listed["interceptors"]}
 
 
 def test_a_server_exposes_one_chain_only() -> None:
