@@ -206,10 +206,18 @@ ZERO_WIDTH = frozenset(
 )
 
 
+_DROP_ZERO_WIDTH = {ord(c): None for c in ZERO_WIDTH}
+
+
 def normalize_text(text: str) -> str:
-    """NFKC (full-width and compatibility forms folded), zero-width characters removed."""
-    folded = unicodedata.normalize("NFKC", text)
-    return "".join(c for c in folded if c not in ZERO_WIDTH)
+    """NFKC (full-width and compatibility forms folded), zero-width characters removed.
+
+    ASCII text is its own NFKC form and holds no zero-width character, so it
+    comes back as the same object (rules reading it share one scan).
+    """
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text).translate(_DROP_ZERO_WIDTH)
 
 
 def url_decode(text: str) -> str:
