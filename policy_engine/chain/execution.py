@@ -111,9 +111,12 @@ async def execute_chain(
             await stage(group)
             if run.aborted is not None:
                 break
-    if deadline.cancelled_caught:
+    elapsed = time.perf_counter() - started
+    # In-process evaluation never yields, so a deadline can pass without the
+    # scope cancelling anything: an overrun chain still answers `timeout`.
+    if deadline.cancelled_caught or (limit and elapsed * 1000 > limit):
         run.chain_timed_out(limit or 0)
-    return run.result(time.perf_counter() - started)
+    return run.result(elapsed)
 
 
 class _Run:

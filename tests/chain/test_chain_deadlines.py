@@ -74,3 +74,29 @@ async def test_an_invoke_without_timeout_gets_the_default_deadline() -> None:
 def test_the_default_deadline_is_finite() -> None:
     assert RemoteProvider(stdio_server("s1")).default_timeout_ms == DEFAULT_REMOTE_TIMEOUT_MS
     assert 0 < DEFAULT_REMOTE_TIMEOUT_MS <= 60_000
+
+
+async def test_an_in_process_chain_that_overruns_its_deadline_answers_timeout() -> None:
+    """In-process evaluation never yields to the deadline; the answer still says timeout."""
+    from policy_engine.compiler import compile_sources
+    from policy_engine.wire import ChainExecutionParams
+
+    source = (
+        'mutator scrub "Scrub" {\n  on tools/call request\n'
+        "  redact $.arguments matching EMAIL\n}\n"
+        'validator guard "Guard" {\n  on tools/call request\n'
+        '  deny if $.arguments.q matches /never-there/ "no" code never\n}\n'
+    )
+    text = " ".join(f"user{i}@example.com" for i in range(5000))  # well under the thread threshold
+    policy = compile_sources({"p.policy": source})
+    async with InterceptorChain.connect(local={"p": policy}) as chain:
+        params = ChainExecutionParams(
+            event="tools/call",
+            phase="request",
+            payload={"name": "search", "arguments": {"q": text}},
+            timeout_ms=1,
+        )
+        result = await chain.execute(params, side="sending")
+    assert result.status == "timeout"
+    assert result.final_payload is None
+    assert result.aborted_at is not None and result.aborted_at.type == "timeout"
