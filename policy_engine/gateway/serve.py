@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from policy_engine.chain import InterceptorChain, Selector, ServerSpec
+from policy_engine.flow import Fingerprinter
 from policy_engine.interception import BlockStyle, ChainRun, Interception, Role
 from policy_engine.wire import InterceptorOverrides, InterceptorProvider
 
@@ -38,6 +39,8 @@ class GatewayOptions:
     listen: tuple[str, int] | None = None
     auth_token: str | None = field(default=None, repr=False)
     stateless: bool = False
+    session_key: Fingerprinter | None = field(default=None, repr=False)
+    """Signs ``--stateless`` session ids; every replica needs the same (``--flow-key-env``)."""
     allowed_hosts: tuple[str, ...] = ()
     decision_log: str | None = None
     record: str | None = None
@@ -118,8 +121,14 @@ async def open_interception(
 
 
 def session_options(
-    options: GatewayOptions, interception: Interception, session_id: str | None = None
+    options: GatewayOptions,
+    interception: Interception,
+    session_id: str | None = None,
+    *,
+    shared: bool = False,
 ) -> SessionOptions:
+    """``shared``: the session serves many callers, one request at a time each (no
+    stream back to a client, and lists learned before the calls they govern)."""
     service = exposed_service(interception.chain) if options.expose_interceptors else None
     return SessionOptions(
         backends=list(options.backends),
@@ -128,6 +137,8 @@ def session_options(
         errlog=sys.stderr,
         interceptor_capability=capability(service) if service is not None else {},
         service=service,
+        back_channel=not shared,
+        learn_lists=shared,
     )
 
 
@@ -168,6 +179,5 @@ async def run_gateway(options: GatewayOptions, log: Any = None) -> str | None:
         if options.listen is not None:
             from .http import serve_http
 
-            await serve_http(options, interception)
-            return None
+            return await serve_http(options, interception)
         return await serve_stdio(options, interception)

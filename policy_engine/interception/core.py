@@ -345,6 +345,19 @@ class InterceptionSession:
 
     # lists and what they hid
 
+    def needs_listing(self, method: str, server: str | None) -> bool:
+        """Whether a policy filters this list and this connection has not seen it since
+        the last :meth:`forget`: a host that must enforce hidden elements without having
+        served the list (a stateless replica) lists it first."""
+        kind = LISTS[method]
+        return self.core.hooked(method, "response") and (kind.call, server) not in self._hidden
+
+    def forget(self, method: str) -> None:
+        """Drop what this list hid (its backend announced a change): learn it anew."""
+        call = LISTS[method].call
+        for key in [key for key in self._hidden if key[0] == call]:
+            del self._hidden[key]
+
     def _remember_hidden(
         self,
         kind: ListKind,

@@ -1,5 +1,6 @@
 """Traffic beyond one request and its answer: progress, cancellation, and what the backend
-asks of the client (sampling, elicitation) on a 2025-11-25 and a 2026-07-28 session."""
+asks of the client (sampling, elicitation) on a 2025-11-25 and a 2026-07-28 session, the
+latter over stdio and over the streamable HTTP front."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from gateway_harness import calls, gateway_client, recorder, text_of
+from gateway_harness import calls, front_client, gateway_client, recorder, text_of
 from mcp.shared.exceptions import MCPError
 
 LIMIT = 30
 SESSIONS = [
-    pytest.param("legacy", "2025-11-25", id="2025-11-25"),
-    pytest.param("auto", "2026-07-28", id="2026-07-28"),
+    pytest.param("stdio", "legacy", "2025-11-25", id="stdio-2025-11-25"),
+    pytest.param("stdio", "auto", "2026-07-28", id="stdio-2026-07-28"),
+    pytest.param("http", "auto", "2026-07-28", id="http-2026-07-28"),
 ]
 
 
@@ -78,11 +80,14 @@ def _sample(reply: str, asked: list[str]) -> Any:
     return callback
 
 
-@pytest.mark.parametrize(("mode", "version"), SESSIONS)
-async def test_elicitation_passes_and_is_checked(tmp_path: Path, mode: str, version: str) -> None:
+@pytest.mark.parametrize(("front", "mode", "version"), SESSIONS)
+async def test_elicitation_passes_and_is_checked(
+    tmp_path: Path, front: str, mode: str, version: str
+) -> None:
     asked: list[str] = []
     with anyio.fail_after(LIMIT):
-        async with gateway_client(
+        async with front_client(
+            front,
             "--backend",
             recorder(tmp_path / "calls.log"),
             mode=mode,
@@ -99,11 +104,14 @@ async def test_elicitation_passes_and_is_checked(tmp_path: Path, mode: str, vers
             assert asked == ["favourite colour?"]
 
 
-@pytest.mark.parametrize(("mode", "version"), SESSIONS)
-async def test_elicitation_answer_is_checked(tmp_path: Path, mode: str, version: str) -> None:
+@pytest.mark.parametrize(("front", "mode", "version"), SESSIONS)
+async def test_elicitation_answer_is_checked(
+    tmp_path: Path, front: str, mode: str, version: str
+) -> None:
     asked: list[str] = []
     with anyio.fail_after(LIMIT):
-        async with gateway_client(
+        async with front_client(
+            front,
             "--backend",
             recorder(tmp_path / "calls.log"),
             mode=mode,
@@ -120,11 +128,14 @@ async def test_elicitation_answer_is_checked(tmp_path: Path, mode: str, version:
     assert "hunter2" not in str(caught.value.data)
 
 
-@pytest.mark.parametrize(("mode", "version"), SESSIONS)
-async def test_sampling_is_checked_both_ways(tmp_path: Path, mode: str, version: str) -> None:
+@pytest.mark.parametrize(("front", "mode", "version"), SESSIONS)
+async def test_sampling_is_checked_both_ways(
+    tmp_path: Path, front: str, mode: str, version: str
+) -> None:
     asked: list[str] = []
     with anyio.fail_after(LIMIT):
-        async with gateway_client(
+        async with front_client(
+            front,
             "--backend",
             recorder(tmp_path / "calls.log"),
             mode=mode,
