@@ -75,9 +75,9 @@ def replicas(
 
 
 @asynccontextmanager
-async def balanced_client(ports: Sequence[int], **options: Any) -> AsyncIterator[
-    tuple[Client, RoundRobin]
-]:
+async def balanced_client(
+    ports: Sequence[int], **options: Any
+) -> AsyncIterator[tuple[Client, RoundRobin]]:
     balancer = RoundRobin(ports)
     url = f"http://127.0.0.1:{ports[0]}/mcp"
     options.setdefault("mode", "legacy")
