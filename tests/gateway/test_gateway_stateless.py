@@ -1,0 +1,136 @@
+"""`policyc gateway --stateless`: replicas behind a round-robin balancer, each request
+answered by whichever replica gets it, and what needs a session refused in words."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from balancer import FLOW_KEY, balanced_client, replicas
+from gateway_harness import ROOT, calls, gateway_argv, raw_request, recorder, text_of
+from mcp.shared.exceptions import MCPError
+
+LIMIT = 60
+
+
+async def test_replicas_block_redact_and_filter(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    seen: list[float] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(value)
+
+    with replicas(2, "--backend", recorder(log)) as ports, anyio.fail_after(LIMIT):
+        async with balanced_client(ports) as (client, balancer):
+            assert client.server_info is not None and client.server_info.name == "recorder"
+            # Hidden before this session listed anything, on whichever replica it lands.
+            with pytest.raises(MCPError) as hidden:
+                await client.call_tool("internal_debug", {})
+            assert "hidden by policy" in str(hidden.value.data)
+            with pytest.raises(MCPError) as blocked:
+                await client.call_tool("shell_exec", {"command": "rm -rf /"})
+            assert blocked.value.code == -32602
+            text = text_of(await client.call_tool("lookup_user", {"user": "jane"}))
+            assert "jane.doe@example.com" not in text and "jane" in text
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "internal_debug" not in names and "echo" in names
+            result = await client.call_tool("slow", {"steps": 2}, progress_callback=progress)
+            assert text_of(result) == "done" and seen == [1, 2]
+        served = balancer.served
+    methods = [method for _, method, _ in served]
+    assert methods.index("tools/call") < methods.index("tools/list")
+    assert {port for port, method, _ in served if method == "tools/call"} == set(ports)
+    # Neither the hidden nor the blocked call reached the backend.
+    assert [c["tool"] for c in calls(log)] == ["lookup_user", "slow"]
+
+
+async def test_what_needs_a_session_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    asked: list[str] = []
+
+    async def sample(context: Any, params: Any) -> types.CreateMessageResult:
+        asked.append("sampling")
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="ok"), model="m"
+        )
+
+    with replicas(1, "--backend", recorder(log)) as ports, anyio.fail_after(LIMIT):
+        async with balanced_client(ports, sampling_callback=sample) as (client, _):
+            # The backend's sampling request has no stream to the client: the backend hears why.
+            with pytest.raises(MCPError) as sampling:
+                await client.call_tool("summarize", {"text": "the weather"})
+            assert sampling.value.code == -32600
+            assert "--stateless" in sampling.value.data["reason"]
+            with pytest.raises(MCPError) as subscribe:
+                await raw_request(client, "resources/subscribe", {"uri": "memo://one"})
+            assert "needs a session stream" in str(subscribe.value.data)
+            assert text_of(await client.call_tool("echo", {"text": "still here"})) == "still here"
+        url = f"http://127.0.0.1:{ports[0]}/mcp"
+        accept = {"Accept": "application/json, text/event-stream"}
+        listing = {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
+        async with httpx2.AsyncClient(timeout=30) as raw:
+            missing = await raw.post(url, json=listing, headers=accept)
+            assert missing.status_code == 400
+            forged = await raw.post(
+                url, json=listing, headers={**accept, "Mcp-Session-Id": "0" * 32 + ".x"}
+            )
+            assert forged.status_code == 404
+            stream = await raw.get(url, headers={"Accept": "text/event-stream"})
+            assert stream.status_code == 405
+    assert asked == []
+    assert "summarize" in [c["tool"] for c in calls(log)]
+
+
+FLOW_POLICY = """\
+validator guard {
+  on tools/call request
+  on tools/call response
+  deny flow AWS_ACCESS_KEY across servers
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "env", "says"),
+    [
+        pytest.param([], {}, "--stateless needs --flow-key-env", id="no-key"),
+        pytest.param(
+            ["--flow-key-env", "FLOW_KEY"],
+            {"FLOW_KEY": FLOW_KEY},
+            "--stateless with flow rules needs --flow-store",
+            id="flow-rules-in-memory",
+        ),
+    ],
+)
+def test_stateless_refuses_what_cannot_work(
+    tmp_path: Path, extra: list[str], env: dict[str, str], says: str
+) -> None:
+    policy = tmp_path / "flow.policy"
+    policy.write_text(FLOW_POLICY)
+    argv = gateway_argv(
+        "--http",
+        "127.0.0.1:0",
+        "--stateless",
+        "--backend",
+        recorder(tmp_path / "c"),
+        *extra,
+        policies=[policy],
+    )
+    done = subprocess.run(
+        [sys.executable, *argv],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert says in done.stderr
+    assert "Traceback" not in done.stderr
