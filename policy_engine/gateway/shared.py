@@ -127,7 +127,7 @@ class SharedSession:
         """This caller's view of the chain: its lists' memory, its session id."""
         view = self._views.get(caller)
         if view is None:
-            view = InterceptionSession(self.interception, session_id=caller)
+            view = InterceptionSession(self.interception, session_id=caller, remember_inputs=False)
             self._views[caller] = view
             while len(self._views) > MAX_VIEWS:
                 self._views.popitem(last=False)

@@ -227,10 +227,15 @@ class InterceptionSession:
         *,
         session_id: str | None = None,
         principal: Principal | None = None,
+        remember_inputs: bool = True,
     ) -> None:
+        """``remember_inputs=False`` for a view that does not see a caller's every request
+        (a stateless replica): an input response's event comes from its shape alone, and
+        one whose shape says nothing is refused rather than passed unchecked."""
         self.core = core
         self.session_id = session_id
         self.principal = principal
+        self.remember_inputs = remember_inputs
         # (call method, server) -> {hidden identifier: interceptor that hid it}
         self._hidden: dict[tuple[str, str | None], dict[str, str]] = {}
         self._inputs: OrderedDict[str, str] = OrderedDict()
@@ -414,6 +419,11 @@ class InterceptionSession:
         checked: dict[str, Any] = {}
         for key, response in responses.items():
             method = self._inputs.get(key) or _guess_input_method(response)
+            if method is None and not self.remember_inputs:
+                item = validation_error_item(
+                    "gateway", "error", "an input response of no known kind cannot be checked"
+                )
+                return self.core.refuse_with("inputResponses", chain_validation_failed([item]))
             if method is None or not isinstance(response, dict):
                 checked[key] = response
                 continue
@@ -424,6 +434,8 @@ class InterceptionSession:
         return Forward(checked)
 
     def _remember_input(self, key: str, method: str) -> None:
+        if not self.remember_inputs:
+            return
         self._inputs[key] = method
         self._inputs.move_to_end(key)
         while len(self._inputs) > _MAX_REMEMBERED_INPUTS:

@@ -111,6 +111,30 @@ async def test_http_front_serves_both_eras(tmp_path: Path) -> None:
             )
             assert future.status_code == 400
             assert future.json()["error"]["code"] == -32602  # no envelope: the first rung
+            # An input response the gateway cannot tell the kind of is refused, not passed.
+            envelope = {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+            retried = {
+                "name": "ask",
+                "arguments": {"question": "colour?"},
+                "inputResponses": {"q": {"answer": "blue"}},
+                "requestState": "ask-1",
+                "_meta": envelope,
+            }
+            odd = await raw.post(
+                url,
+                json={"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": retried},
+                headers={
+                    **accept,
+                    "MCP-Protocol-Version": "2026-07-28",
+                    "Mcp-Method": "tools/call",
+                    "Mcp-Name": "ask",
+                },
+            )
+            assert odd.json()["error"]["code"] == -32602
+            assert "no known kind" in odd.text
         # An SDK client in auto mode speaks 2026-07-28, one sessionless POST per request.
         async with (
             httpx2.AsyncClient(timeout=30) as http,
