@@ -1,8 +1,9 @@
 """A backend written with the SDK's high-level API that records every tool call it runs.
 
-Run as ``python recording_backend.py LOG_FILE``; each call appends one JSON
-line to LOG_FILE, so a test can show from the backend's own state that a
-blocked call never arrived.
+Run as ``python recording_backend.py LOG_FILE [--http PORT]`` (stdio, or
+streamable HTTP on 127.0.0.1:PORT); each call appends one JSON line to
+LOG_FILE, so a test can show from the backend's own state that a blocked call
+never arrived.
 """
 
 from __future__ import annotations
@@ -148,4 +149,7 @@ async def summarize(text: str, ctx: Context) -> str | InputRequiredResult:
 
 
 if __name__ == "__main__":
-    server.run()
+    if sys.argv[2:3] == ["--http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[3]))
+    else:
+        server.run()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -12,11 +13,15 @@ import httpx2
 import mcp_types as types
 import pytest
 from gateway_harness import (
+    RECORDER,
     calls,
     everything_http,
+    free_port,
+    front_client,
     gateway_client,
     http_gateway,
     recorder,
+    running,
     text_of,
 )
 from mcp import Client
@@ -90,6 +95,33 @@ async def test_http_backend() -> None:
             assert text_of(await client.call_tool("echo", {"message": "hi"})) == "Echo: hi"
             with pytest.raises(MCPError):
                 await client.call_tool("get-env", {})
+
+
+async def test_2026_sessions_reach_an_http_backend(tmp_path: Path) -> None:
+    """Both ends over HTTP: the gateway stamps the routing headers a 2026-07-28 request
+    needs (its version, method and name) on what it forwards."""
+    log = tmp_path / "calls.log"
+    port = free_port()
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"answer": "blue"})
+
+    argv = [sys.executable, str(RECORDER), str(log), "--http", str(port)]
+    with running(argv, port) as backend, anyio.fail_after(LIMIT):
+        async with front_client(
+            "http", "--backend", f"rec={backend}", mode="auto", elicitation_callback=elicit
+        ) as client:
+            assert client.protocol_version == "2026-07-28"
+            assert text_of(await client.call_tool("echo", {"text": "far"})) == "far"
+            answer = text_of(await client.call_tool("ask", {"question": "colour?"}))
+            assert "state=ask-1" in answer and "blue" in answer
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("ask", {"question": "your password?"})
+            assert caught.value.code == -32602
+    assert asked == ["colour?"]
+    assert [c["tool"] for c in calls(log)] == ["echo", "ask", "ask", "ask"]
 
 
 async def test_http_front_serves_both_eras(tmp_path: Path) -> None:
