@@ -25,6 +25,8 @@ from policy_engine.wire import (
 
 from .errors import ChainConfigError
 
+_MAX_REMEMBERED_EVENTS = 256
+
 
 @dataclass(frozen=True, eq=False)
 class Host:
@@ -45,6 +47,9 @@ class ChainEntry:
     host: Host
     overrides: InterceptorOverrides = field(default_factory=InterceptorOverrides)
     config: dict[str, Any] | None = None
+    # What `fires_on` answered per (event, phase); bounded, as events are
+    # method names a client chooses.
+    _fires: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.overrides is None:  # accepted for convenience: no overrides
@@ -76,9 +81,17 @@ class ChainEntry:
         return self.overrides.hooks if self.overrides.hooks is not None else self.interceptor.hooks
 
     def fires_on(self, event: str, phase: Phase) -> bool:
-        return any(
+        key = (event, phase)
+        known = self._fires.get(key)
+        if known is not None:
+            return known
+        fires = any(
             hook.phase == phase and any_event_matches(hook.events, event) for hook in self.hooks
         )
+        if len(self._fires) >= _MAX_REMEMBERED_EVENTS:
+            self._fires.clear()
+        self._fires[key] = fires
+        return fires
 
     def priority(self, phase: Phase) -> int:
         return resolve_priority(self.interceptor.priority_hint, phase, self.overrides.priority_hint)

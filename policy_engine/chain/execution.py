@@ -9,7 +9,8 @@ crosses the boundary is checked last), a receiver validates then mutates
 Mutators run one after another, each fed the previous output; the running
 payload only replaces the input once the whole stage succeeded, so a failed
 chain never hands back a half-mutated payload. Validators run concurrently
-and all of them finish before the verdict. Audit interceptors are run and
+(one after another when every one of them is evaluated in process, see
+`evaluates_in_process`) and all of them finish before the verdict. Audit interceptors are run and
 recorded but can neither block nor change the payload.
 """
 
@@ -38,7 +39,7 @@ from policy_engine.wire import (
     ValidationSummary,
 )
 from policy_engine.wire.errors import TIMEOUT
-from policy_engine.wire.provider import leaves_payload_alone
+from policy_engine.wire.provider import evaluates_in_process, leaves_payload_alone
 
 from .entry import ChainEntry
 
@@ -162,9 +163,13 @@ class _Run:
         async def one(index: int, entry: ChainEntry) -> None:
             outcomes[index] = await self._invoke(entry, self.payload)
 
-        async with anyio.create_task_group() as tg:
+        if all(evaluates_in_process(entry.host.provider) for entry in validators):
             for index, entry in enumerate(validators):
-                tg.start_soon(one, index, entry)
+                await one(index, entry)
+        else:
+            async with anyio.create_task_group() as tg:
+                for index, entry in enumerate(validators):
+                    tg.start_soon(one, index, entry)
         self._validating = None
         self._decide(
             [(self._record_validation(outcomes[i]), outcomes[i]) for i in range(len(validators))]
@@ -210,9 +215,14 @@ class _Run:
         outcome = _Outcome(entry)
         started = time.perf_counter()
         try:
-            with anyio.move_on_after(limit / 1000 if limit else None) as scope:
+            timed_out = False
+            if limit:
+                with anyio.move_on_after(limit / 1000) as scope:
+                    outcome.result = await entry.host.provider.invoke(params)
+                timed_out = scope.cancelled_caught
+            else:
                 outcome.result = await entry.host.provider.invoke(params)
-            if scope.cancelled_caught:
+            if timed_out:
                 outcome.failure, outcome.timeout_ms = "timeout", limit
                 outcome.reason = f"timed out after {limit} ms"
             elif outcome.result is not None and outcome.result.type != entry.type:

@@ -64,27 +64,20 @@ _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LUHN_MIN_DIGITS = 2
 
 
+_DOUBLED = (0, 2, 4, 6, 8, 1, 3, 5, 7, 9)  # Luhn's doubled digit, digits summed
+
+
 def luhn_valid(s: str) -> bool:
     """True if the ASCII digits of ``s`` (spaces and dashes ignored) pass Luhn.
 
     Any other character, or fewer than two digits, makes it False: a single
     digit "passes" trivially and says nothing.
     """
-    total = 0
-    count = 0
-    for ch in reversed(s):
-        if ch in " -":
-            continue
-        if ch not in _DIGITS:
-            return False
-        digit = ord(ch) - 48
-        if count % 2 == 1:
-            digit *= 2
-            if digit > 9:
-                digit -= 9
-        total += digit
-        count += 1
-    return count >= _LUHN_MIN_DIGITS and total % 10 == 0
+    digits = s.replace(" ", "").replace("-", "")
+    if len(digits) < _LUHN_MIN_DIGITS or not (digits.isascii() and digits.isdigit()):
+        return False
+    total = sum(map(int, digits[-1::-2])) + sum(_DOUBLED[int(d)] for d in digits[-2::-2])
+    return total % 10 == 0
 
 
 # Total IBAN length per country (ISO 13616 registry). Not exhaustive: a country

@@ -24,9 +24,10 @@ from ..language import ast
 from ..language.model import ResolvedPattern
 from ..language.path_filters import element_path
 from ..language.path_syntax import parse_path
-from .jsonpath import CompiledPath, compile_path
+from .jsonpath import CompiledPath, compile_path, find_memoised
 from .match_groups import GroupIndex, MatchGroup, pattern_key
 from .matchers import GlobMatcher, TextMatcher, pattern_specs
+from .text_columns import column_of
 from .values import compare, json_equal
 
 Location = tuple[str | int, ...]
@@ -41,8 +42,9 @@ class EvalContext:
     phase: str
     params: dict[str, Any]
     context: dict[str, Any]
-    # Per-invoke scan results shared by the `matches` rules of a group.
-    memo: dict[int, Any] = field(default_factory=dict)
+    # Per-invoke results shared between rules: the scans of `matches` groups,
+    # path and function operands (see `_memoised`).
+    memo: dict[Any, Any] = field(default_factory=dict)
     # How much a mutator changed the payload's bounds estimate (see bounds.py);
     # None once a change is not a string for a string or a scalar.
     size_delta: int | None = 0
@@ -98,10 +100,30 @@ def json_type(value: Any) -> str:
     return "object"
 
 
+class _LastSized:
+    """The last container sized, and its size: one entry, kept with the object itself.
+
+    In a chain every validator of a set reads the same payload object, and
+    two of the shipped ones ask `size($)`; encoding 10 KB costs tens of
+    microseconds, so the second asks for free. Payloads are never changed in
+    place during evaluation (mutators copy on write), the same contract as
+    `PolicySet._bounded_size`. One tuple, swapped whole, so threads that
+    evaluate large payloads in parallel never read a torn entry.
+    """
+
+    entry: tuple[Any, int] | None = None
+
+
 def json_size(value: Any) -> int:
     """Bytes of the compact JSON encoding, the size a limit talks about."""
+    last = _LastSized.entry
+    if last is not None and last[0] is value:
+        return last[1]
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return len(text.encode("utf-8", "surrogatepass"))
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if isinstance(value, dict | list):
+        _LastSized.entry = (value, size)
+    return size
 
 
 def json_value(value: Any) -> Any:
@@ -114,10 +136,38 @@ def json_value(value: Any) -> Any:
 # ---------------------------------------------------------------- operands
 
 
+def _memoised_find(path: CompiledPath) -> OperandFn:
+    """The path's values, found once per payload object however many rules read them."""
+    return lambda ctx: find_memoised(path, ctx.payload, ctx.memo)
+
+
+def _memoised(key: Any, operand: OperandFn) -> OperandFn:
+    """``operand`` evaluated once per payload object, under ``key`` in the context's memo.
+
+    Equal keys (a path, or a call node: nodes compare by structure, not by
+    span) share one entry, so `url_decode($.x)` written in two rules is
+    computed once. The entry keeps the payload it was computed on and is
+    read only for that same object: a mutator that changes the payload
+    hands on a new object (copy on write), so a stale entry is never read.
+    Callers only iterate the candidates, never change them.
+    """
+
+    def memoised(ctx: EvalContext) -> list[Candidate]:
+        cached = ctx.memo.get(key)
+        payload = ctx.payload
+        if cached is not None and cached[0] is payload:
+            found: list[Candidate] = cached[1]
+            return found
+        found = operand(ctx)
+        ctx.memo[key] = (payload, found)
+        return found
+
+    return memoised
+
+
 def compile_operand(node: ast.Operand, env: CompileEnv) -> OperandFn:
     if isinstance(node, ast.PathRef):
-        path = env.path(node.source)
-        return lambda ctx: path.find(ctx.payload)
+        return _memoised_find(env.path(node.source))
     if isinstance(node, ast.Literal_):
         single = [(json_value(node.value), NO_LOCATION)]
         return lambda ctx: single
@@ -190,14 +240,23 @@ def _call_operand(node: ast.Call, env: CompileEnv) -> OperandFn:
             ]
 
         return keys
-    mapping: Callable[[Any], Any]
-    if node.function == "length":
-        mapping = _length
-    elif node.function == "size":
-        mapping = json_size
-    else:
+    if node.function in _STRING_MAPS:
         text_map = _STRING_MAPS[node.function]
-        mapping = lambda v: text_map(v) if isinstance(v, str) else None  # noqa: E731
+
+        def apply_text(ctx: EvalContext) -> list[Candidate]:
+            candidates = argument(ctx)
+            column = column_of(candidates, ctx.memo)
+            mapped = [text_map(text) for text in column.texts]
+            if all(new is old for new, old in zip(mapped, column.texts, strict=True)):
+                # Nothing to map: hand on the strings as they are, one list
+                # (and one joined column) for every rule that reads them.
+                return column.strings(candidates, ctx.memo)
+            return [
+                (text, candidates[k][1]) for text, k in zip(mapped, column.positions, strict=True)
+            ]
+
+        return _memoised(node, apply_text)
+    mapping: Callable[[Any], Any] = _length if node.function == "length" else json_size
 
     def apply(ctx: EvalContext) -> list[Candidate]:
         out = []
@@ -207,7 +266,7 @@ def _call_operand(node: ast.Call, env: CompileEnv) -> OperandFn:
                 out.append((mapped, location))
         return out
 
-    return apply
+    return _memoised(node, apply)
 
 
 # -------------------------------------------------------------- predicates
@@ -272,11 +331,48 @@ def compile_condition(node: ast.Condition, env: CompileEnv, negate: bool = False
         grouped = env.groups.get((node.subject.source, pattern_key(node.pattern)))
         if grouped is not None:
             return _grouped_matches(*grouped, quantifier, node.negated != negate)
+    if isinstance(node, ast.Matches):
+        matcher = TextMatcher(pattern_specs([node.pattern], env.patterns))
+        subject = compile_operand(node.subject, env)
+        return _quantified_matches(subject, quantifier, matcher, node.negated != negate)
     subject, test = _predicate(node, env)
     if negate:
         positive = test
         test = lambda value, ctx: not positive(value, ctx)  # noqa: E731
     return _quantified(subject, quantifier, test)
+
+
+def _quantified_matches(
+    subject: OperandFn, quantifier: ast.Quantifier, matcher: TextMatcher, negated: bool
+) -> ConditionFn:
+    """`matches` over all of a subject's strings from one joined scan (`TextMatcher.matching`);
+    ``negated`` tests "does not match" (a value that is no string never matches)."""
+
+    def passing(candidates: list[Candidate], ctx: EvalContext) -> list[bool]:
+        column = column_of(candidates, ctx.memo)
+        hit = {column.positions[k] for k in matcher.matching(column.texts, column.joined)}
+        return [(k in hit) != negated for k in range(len(candidates))]
+
+    if quantifier == "all":
+
+        def every(ctx: EvalContext) -> Location | None:
+            candidates = subject(ctx)
+            if not candidates:
+                return NO_LOCATION
+            return candidates[0][1] if all(passing(candidates, ctx)) else None
+
+        return every
+
+    def some(ctx: EvalContext) -> Location | None:
+        candidates = subject(ctx)
+        if not candidates:
+            return None
+        for (_, location), passes in zip(candidates, passing(candidates, ctx), strict=True):
+            if passes:
+                return location
+        return None
+
+    return some
 
 
 def _conjunction(parts: list[ConditionFn]) -> ConditionFn:
@@ -314,13 +410,6 @@ def _predicate(node: ast.Condition, env: CompileEnv) -> tuple[OperandFn, Test]:
             return found and compare(op, value, other)
 
         return compile_operand(node.left, env), compared
-    if isinstance(node, ast.Matches):
-        matcher = TextMatcher(pattern_specs([node.pattern], env.patterns))
-
-        def matched(value: Any, ctx: EvalContext) -> bool:
-            return isinstance(value, str) and matcher.search(value)
-
-        return compile_operand(node.subject, env), _maybe_not(matched, node)
     if isinstance(node, ast.Like):
         test = _like_test(node)
         return compile_operand(node.subject, env), _maybe_not(test, node)
@@ -378,23 +467,26 @@ def _grouped_matches(
 ) -> ConditionFn:
     """`matches` answered from the group's shared scan (see match_groups.py);
     ``negated`` tests "does not match" instead."""
-
-    def passes(hits: frozenset[int]) -> bool:
-        return (index in hits) != negated
-
     if quantifier == "all":
 
         def every(ctx: EvalContext) -> Location | None:
-            scanned = group.scan(ctx.payload, ctx.memo)
-            if any(not passes(hits) for _, _, hits in scanned):
+            scan = group.scan(ctx.payload, ctx.memo)
+            if not scan.entries:
+                return NO_LOCATION
+            if negated:  # no value hits: the first pattern hit is nowhere
+                return None if index in scan.first else scan.entries[0][1]
+            if any(index not in hits for _, _, hits in scan.entries):
                 return None
-            return scanned[0][1] if scanned else NO_LOCATION
+            return scan.entries[0][1]
 
         return every
 
     def some(ctx: EvalContext) -> Location | None:
-        for _, location, hits in group.scan(ctx.payload, ctx.memo):
-            if passes(hits):
+        scan = group.scan(ctx.payload, ctx.memo)
+        if not negated:
+            return scan.first.get(index)
+        for _, location, hits in scan.entries:
+            if index not in hits:
                 return location
         return None
 

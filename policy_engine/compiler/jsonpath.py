@@ -190,10 +190,56 @@ def _select_descend(max_depth: int) -> _Selector:
 
 
 def _select_descend_fields(names: tuple[str, ...], max_depth: int) -> _Selector:
-    """``..name``: one walk that looks the names up as it goes (the redaction hot path).
+    """``..name``: one walk that looks the names up as it goes (the redaction hot path)."""
+
+    def select(node: Any, loc: Location, out: list[Match]) -> None:
+        _walk_fields(node, loc, names, max_depth, out.append)
+
+    return select
+
+
+def _walk_fields(
+    node: Any,
+    loc: Location,
+    names: tuple[str, ...],
+    max_depth: int,
+    emit: Callable[[Match], None],
+) -> None:
+    """Emit each member named in ``names`` of every container from ``node`` down, pre-order.
 
     Same walk as :func:`_select_descend`, with the child pushing inlined: this
     loop runs once per container of every message.
+    """
+    if type(node) is not dict and type(node) is not list:
+        return
+    stack: list[Match] = [(node, loc)]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        current, where = pop()
+        if len(where) >= max_depth:
+            raise PayloadTooDeep(len(where) + 1, max_depth)
+        if type(current) is dict:
+            for name in names:
+                if name in current:
+                    emit((current[name], (*where, name)))
+            for key, value in reversed(current.items()):
+                kind = type(value)
+                if kind is dict or kind is list:
+                    push((value, (*where, key)))
+        else:
+            for index in range(len(current) - 1, -1, -1):
+                value = current[index]
+                kind = type(value)
+                if kind is dict or kind is list:
+                    push((value, (*where, index)))
+
+
+def _select_descend_all(max_depth: int) -> _Selector:
+    """``..*``: every value below the node, children of each container in pre-order.
+
+    The same walk as :func:`_select_descend` with the wildcard fused in, so
+    each container is visited once (the argument guards read ``$.arguments..*``).
     """
 
     def select(node: Any, loc: Location, out: list[Match]) -> None:
@@ -201,25 +247,27 @@ def _select_descend_fields(names: tuple[str, ...], max_depth: int) -> _Selector:
             return
         stack: list[Match] = [(node, loc)]
         pop = stack.pop
-        push = stack.append
+        emit = out.append
         while stack:
             current, where = pop()
             if len(where) >= max_depth:
                 raise PayloadTooDeep(len(where) + 1, max_depth)
+            below: list[Match] = []
             if type(current) is dict:
-                for name in names:
-                    if name in current:
-                        out.append((current[name], (*where, name)))
-                for key, value in reversed(current.items()):
+                for key, value in current.items():
+                    match = (value, (*where, key))
+                    emit(match)
                     kind = type(value)
                     if kind is dict or kind is list:
-                        push((value, (*where, key)))
+                        below.append(match)
             else:
-                for index in range(len(current) - 1, -1, -1):
-                    value = current[index]
+                for index, value in enumerate(current):
+                    match = (value, (*where, index))
+                    emit(match)
                     kind = type(value)
                     if kind is dict or kind is list:
-                        push((value, (*where, index)))
+                        below.append(match)
+            stack.extend(reversed(below))
 
     return select
 
@@ -249,6 +297,10 @@ def _selectors(
         following = steps[position + 1] if position + 1 < len(steps) else None
         if isinstance(step, Descend) and isinstance(following, Field):
             selectors.append(_select_descend_fields(following.names, max_depth))
+            position += 2
+            continue
+        if isinstance(step, Descend) and isinstance(following, Wildcard):
+            selectors.append(_select_descend_all(max_depth))
             position += 2
             continue
         if isinstance(step, Descend):
@@ -752,3 +804,55 @@ def compile_path(
     if max_depth < 1:
         raise ValueError("max_depth must be at least 1")
     return CompiledPath(path, max_depth, element_test)
+
+
+def find_memoised(path: CompiledPath, doc: Any, memo: dict[Any, Any]) -> list[Match]:
+    """``path.find(doc)``, computed once per document object within one evaluation.
+
+    ``memo`` maps the path to the document it was found on and the result;
+    it is read only for that same object, so a new payload (mutators copy on
+    write) is found afresh. Callers only iterate the result, never change it.
+    """
+    cached = memo.get(path)
+    if cached is not None and cached[0] is doc:
+        found: list[Match] = cached[1]
+        return found
+    found = path.find(doc)
+    memo[path] = (doc, found)
+    return found
+
+
+def descendant_fields(doc: Any, names: tuple[str, ...], max_depth: int) -> dict[str, list[Match]]:
+    """What ``$..name`` finds for each of several names, from one walk.
+
+    Each list is in the order the single path gives (containers in pre-order),
+    under the same depth limit.
+    """
+    found: dict[str, list[Match]] = {name: [] for name in names}
+
+    def emit(match: Match) -> None:
+        found[match[1][-1]].append(match)  # type: ignore[index]
+
+    _walk_fields(doc, (), names, max_depth, emit)
+    return found
+
+
+def patch(doc: Any, changes: dict[Location, Any]) -> Any:
+    """``doc`` with the value at each location replaced, copying only the way there.
+
+    No location may lie inside another; ``doc`` itself is never modified.
+    """
+    if not changes:
+        return doc
+    trie: _Trie = {}
+    for location, value in changes.items():
+        node = trie
+        for key in location[:-1]:
+            below = node.get(key)
+            if below is None:
+                below = {}
+                node[key] = below
+            assert isinstance(below, dict), "a change inside another change"
+            node = below
+        node[location[-1]] = (value,)
+    return _apply(doc, trie)

@@ -7,11 +7,15 @@ anything match?" (RE2 stays correct there even when its DFA runs out of
 memory), and only when something does, an `re2.Set` says which patterns hit.
 Each hit is confirmed by the pattern's own matcher, which also applies
 candidate checks such as Luhn. Predicates then only look up their index.
+Before any of that, one scan of all the path's strings joined (in line mode,
+see `matchers.touched_segments`) leaves only the strings that may match, so
+a clean message costs one RE2 call per group, not one per string.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import re2
@@ -20,14 +24,32 @@ from ..language import ast
 from ..language.model import ResolvedPattern
 from ..language.re2_config import re2_options
 from ..language.walk import find
-from .jsonpath import CompiledPath
-from .matchers import PatternSpec, TextMatcher, matchable, pattern_specs
+from .jsonpath import CompiledPath, find_memoised
+from .matchers import (
+    PatternSpec,
+    TextMatcher,
+    context_free,
+    line_mode,
+    matchable,
+    pattern_specs,
+    touched_segments,
+)
+from .text_columns import column_of
 
 NO_HITS: frozenset[int] = frozenset()
 # Past this many patterns a Set is split, keeping each within RE2's memory budget.
 MAX_SET_SIZE = 256
 
-Scanned = list[tuple[Any, tuple[str | int, ...], frozenset[int]]]
+Location = tuple[str | int, ...]
+Scanned = list[tuple[Any, Location, frozenset[int]]]
+
+
+@dataclass(frozen=True)
+class GroupScan:
+    """A path's values with the patterns each one hits, and where each pattern first hits."""
+
+    entries: Scanned
+    first: dict[int, Location]
 
 
 def pattern_key(ref: ast.PatternRef) -> str:
@@ -49,6 +71,11 @@ class MatchGroup:
             chunk.Compile()
             self._sets.append((offset, chunk))
         self._confirm = [TextMatcher([spec]) for spec in specs]
+        self._line_any = (
+            re2.compile("|".join(f"(?:{line_mode(s.regex)})" for s in specs), re2_options())
+            if all(context_free(s.regex) for s in specs)
+            else None
+        )
 
     def hits(self, text: str) -> frozenset[int]:
         text = matchable(text)
@@ -65,17 +92,37 @@ class MatchGroup:
             found = list(range(len(self.specs)))
         return frozenset(i for i in found if self._confirm[i].search(text))
 
-    def scan(self, payload: Any, memo: dict[int, tuple[Any, Scanned]]) -> Scanned:
+    def scan(self, payload: Any, memo: dict[Any, Any]) -> GroupScan:
         """The path's values with the patterns each one hits, once per payload."""
-        cached = memo.get(id(self))
+        cached = memo.get(self)
         if cached is not None and cached[0] is payload:
-            return cached[1]
+            result: GroupScan = cached[1]
+            return result
+        found = find_memoised(self.path, payload, memo)
+        suspects: set[int] | None = None
+        if self._line_any is not None and len(found) > 1:
+            # One scan of the strings joined leaves only those that may match.
+            column = column_of(found, memo)
+            data, starts = column.joined()
+            touched = touched_segments(self._line_any, data, starts)
+            suspects = {column.positions[k] for k in touched}
         scanned: Scanned = [
-            (value, location, self.hits(value) if isinstance(value, str) else NO_HITS)
-            for value, location in self.path.find(payload)
+            (
+                value,
+                location,
+                self.hits(value)
+                if isinstance(value, str) and (suspects is None or k in suspects)
+                else NO_HITS,
+            )
+            for k, (value, location) in enumerate(found)
         ]
-        memo[id(self)] = (payload, scanned)
-        return scanned
+        first: dict[int, Location] = {}
+        for _, location, hits in scanned:
+            for index in hits:
+                first.setdefault(index, location)
+        result = GroupScan(scanned, first)
+        memo[self] = (payload, result)
+        return result
 
 
 GroupIndex = dict[tuple[str, str], tuple[MatchGroup, int]]

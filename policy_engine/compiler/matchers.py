@@ -159,6 +159,46 @@ def line_mode(regex: str) -> str:
     return f"(?m:{regex})"
 
 
+def joined_bytes(texts: Sequence[str]) -> tuple[bytes, list[int]]:
+    """``texts`` as RE2 reads them, joined with newlines into UTF-8, and each one's byte start."""
+    cleaned = [matchable(text) for text in texts]
+    joined = _SEPARATOR.join(cleaned)
+    data = joined.encode("utf-8")
+    starts = []
+    offset = 0
+    ascii_only = len(data) == len(joined)
+    for text in cleaned:
+        starts.append(offset)
+        offset += (len(text) if ascii_only else len(text.encode("utf-8"))) + 1
+    return data, starts
+
+
+def touched_segments(line_regex: re2._Regexp[str], data: bytes, starts: list[int]) -> set[int]:
+    """The texts that may hold a match, from one scan of them all joined: a superset.
+
+    ``data`` and ``starts`` are the texts as `joined_bytes` gives them, and
+    ``line_regex`` is a `context_free` regex in line mode. A match of the
+    regex in a text alone is a match at the same place in the joined text
+    (`^`, `$`, `\\b` see the separating newline as they see the ends), and the
+    scan only ever steps over text inside a match it reports or one
+    character past an empty one; every text a reported match touches is
+    kept, so a text holding a match is never left out. Newlines inside a
+    text, and matches across texts, can only add texts.
+    """
+    if not starts:
+        return set()
+    binding = _binding(line_regex)
+    if binding.Match(_UNANCHORED, data, 0, len(data))[0][1] < 0:
+        return set()
+    touched: set[int] = set()
+    for spans in _spans(binding, data):
+        start, end = spans[0]
+        first = bisect_right(starts, start) - 1
+        last = bisect_right(starts, max(end - 1, start)) - 1
+        touched.update(range(first, last + 1))
+    return touched
+
+
 VALUE_GROUP = "value"
 
 
@@ -171,6 +211,14 @@ def _value_span(match: Any, group: int) -> tuple[int, int]:
     """The hit's span: the value group's, (-1, -1) when that group took no part."""
     span: tuple[int, int] = match.span(group)
     return span
+
+
+def _group_indexes(alternation: re2._Regexp[str] | None, count: int) -> list[int]:
+    """The group number of each pattern's own group in an `_alternation`."""
+    if alternation is None:
+        return []
+    groups = alternation.groupindex
+    return [groups[f"{_GROUP}{k}"] for k in range(count)]
 
 
 def _alternation(specs: Sequence[PatternSpec]) -> re2._Regexp[str] | None:
@@ -211,6 +259,7 @@ class TextMatcher:
             if i not in joinable
         ]
         self._any = _alternation(self.specs)
+        self._plain_groups = _group_indexes(self._joined, len(joinable))
         self._batchable = self._any is not None and all(
             context_free(spec.regex) for spec in self.specs
         )
@@ -221,9 +270,26 @@ class TextMatcher:
             self._line_alone = [
                 (i, re2.compile(lines[i].regex, re2_options())) for i, _ in self._alone
             ]
-            if self._line_joined is not None:
-                groups = self._line_joined.groupindex
-                self._joined_groups = [groups[f"{_GROUP}{k}"] for k in range(len(joinable))]
+            self._joined_groups = _group_indexes(self._line_joined, len(joinable))
+
+    def matching(
+        self, texts: Sequence[str], joined: Callable[[], tuple[bytes, list[int]]] | None = None
+    ) -> list[int]:
+        """The positions of the texts that `search` finds a hit in, in order.
+
+        One scan of all the texts joined (``joined`` gives the join when the
+        caller shares one, see `text_columns`) narrows them to those that
+        may match (`touched_segments`); only those are searched one by one.
+        """
+        if self._any is None:
+            return []
+        if self._batchable and len(texts) > 1:
+            assert self._line_any is not None
+            data, starts = joined() if joined is not None else joined_bytes(texts)
+            suspects = sorted(touched_segments(self._line_any, data, starts))
+        else:
+            suspects = list(range(len(texts)))
+        return [k for k in suspects if self.search(texts[k])]
 
     def hits_many(self, texts: Sequence[str]) -> list[list[Hit]]:
         """The hits of each text, exactly as `hits` finds them, from one scan of most.
@@ -277,7 +343,7 @@ class TextMatcher:
         return {where[segment] for segment in dirty}
 
     def _candidates(
-        self, data: bytes, starts: list[int], lengths: list[int]
+        self, data: bytes, starts: list[int], lengths: list[int], lines: bool = True
     ) -> tuple[list[tuple[int, int, int, int]], set[int]]:
         """(start, pattern, end, segment) of every candidate, and the segments a
         match ran into or out of (their candidates are not to be trusted)."""
@@ -296,9 +362,11 @@ class TextMatcher:
             dirty.update(range(first, bisect_right(starts, end - 1)))
             return -1
 
-        if self._line_joined is not None:
-            binding = _binding(self._line_joined)
-            groups = self._joined_groups
+        joined = self._line_joined if lines else self._joined
+        alone = self._line_alone if lines else self._alone
+        if joined is not None:
+            binding = _binding(joined)
+            groups = self._joined_groups if lines else self._plain_groups
             index_of = self._joined_index
             for spans in _spans(binding, data):
                 start, end = spans[0]
@@ -311,7 +379,7 @@ class TextMatcher:
                     if spans[group][0] >= 0:
                         found.append((start, index_of[k], end, segment))
                         break
-        for index, regex in self._line_alone:
+        for index, regex in alone:
             check = self.specs[index].check
             group = self._value[index]
             for spans in _spans(_binding(regex), data):
@@ -326,17 +394,6 @@ class TextMatcher:
                     found.append((start, index, end, segment))
         return found, dirty
 
-    def _joined_hits(self, text: str) -> list[tuple[int, int, int]]:
-        hits: list[tuple[int, int, int]] = []
-        if self._joined is None:
-            return hits
-        for match in self._joined.finditer(text):
-            start, end = match.span()
-            if start != end:
-                group: Any = match.lastgroup  # the stubs say int; it is the name
-                hits.append((start, self._joined_index[int(group[len(_GROUP) :])], end))
-        return hits
-
     def _alone_hits(
         self, index: int, regex: re2._Regexp[str], text: str
     ) -> Iterator[tuple[int, int, int]]:
@@ -348,21 +405,29 @@ class TextMatcher:
                 yield (start, index, end)
 
     def hits(self, text: str) -> Iterator[Hit]:
+        """The hits in one string, leftmost first, from the RE2 binding on its UTF-8.
+
+        The same passes and merge as a batch of one (`_candidates`), with the
+        patterns as written rather than in line mode, so a newline inside
+        the string means what it means alone.
+        """
         text = matchable(text)
-        if not self._alone:
-            for start, index, end in self._joined_hits(text):
-                yield Hit(start, end, self.specs[index].label)
+        data = text.encode("utf-8")
+        if (
+            self._any is None
+            or _binding(self._any).Match(_UNANCHORED, data, 0, len(data))[0][1] < 0
+        ):
             return
-        if self._any is None or self._any.search(text) is None:
-            return
-        candidates = self._joined_hits(text)
-        for index, regex in self._alone:
-            candidates.extend(self._alone_hits(index, regex, text))
+        found, _ = self._candidates(data, [0], [len(data)], lines=False)
+        hits = []
         last_end = 0
-        for start, index, end in sorted(candidates):
+        for start, index, end, _segment in sorted(found):
             if start >= last_end:
-                yield Hit(start, end, self.specs[index].label)
+                hits.append(Hit(start, end, self.specs[index].label))
                 last_end = end
+        if len(data) != len(text):
+            hits = _char_offsets(text, hits)
+        yield from hits
 
     def search(self, text: str) -> bool:
         """Whether any pattern has a hit; stops at the first candidate that passes."""

@@ -90,25 +90,32 @@ def _canonical_text(value: Any) -> str:
 
 
 def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
-    """Apply ``fn`` to every string in ``value``, copying only what changes."""
+    """Apply ``fn`` to every string in ``value``, copying only what changes.
+
+    A container is copied only once one of its items changed, so a subtree
+    with nothing to rewrite costs a visit and no allocation.
+    """
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, list):
-        changed = False
-        items = []
-        for item in value:
+        items: list[Any] | None = None
+        for index, item in enumerate(value):
             new = map_strings(item, fn)
-            changed = changed or new is not item
-            items.append(new)
-        return items if changed else value
+            if items is not None:
+                items.append(new)
+            elif new is not item:
+                items = value[:index]
+                items.append(new)
+        return value if items is None else items
     if isinstance(value, dict):
-        changed = False
-        out = {}
+        out: dict[Any, Any] | None = None
         for key, item in value.items():
             new = map_strings(item, fn)
-            changed = changed or new is not item
-            out[key] = new
-        return out if changed else value
+            if new is not item:
+                if out is None:
+                    out = dict(value)
+                out[key] = new
+        return value if out is None else out
     return value
 
 
@@ -171,6 +178,9 @@ class CompiledMutation:
     set_value: OperandFn | None = None
     is_set: bool = False
     rewrite: PatternRewrite | None = None
+    # Every change the rule makes is a string (`redact`, `mask`, `hash` without
+    # `matching`): nothing it writes has children (see field_groups.py).
+    writes_strings: bool = False
 
     def applies(self, ctx: EvalContext) -> bool:
         if self.guard is None:
@@ -199,6 +209,26 @@ class CompiledMutation:
                 value, table, counts, growth
             )
 
+        update = self.updater(ctx, transform, pattern_counts, events, track_size=rewrite is None)
+        after, changed = self.path.update(payload, update)
+        if rewrite is not None and ctx.size_delta is not None:
+            ctx.size_delta += growth[0]
+        return after, changed
+
+    def updater(
+        self,
+        ctx: EvalContext,
+        transform: Transform | None,
+        pattern_counts: Counts,
+        events: list[RuleEvent] | None,
+        track_size: bool = True,
+    ) -> Callable[[Any, tuple[str | int, ...]], Any]:
+        """What the rule does at one location: the new value, ``KEEP`` or ``REMOVE``.
+
+        With ``track_size`` it also follows the change in the payload's bounds
+        estimate (`ctx.size_delta`); pattern rewrites count their growth instead.
+        """
+
         def update(value: Any, location: tuple[str | int, ...]) -> Any:
             if transform is None:
                 if events is not None:
@@ -208,7 +238,7 @@ class CompiledMutation:
             new = transform(value, pattern_counts)
             if _json_equal_fast(new, value):
                 return KEEP
-            if rewrite is None and ctx.size_delta is not None:
+            if track_size and ctx.size_delta is not None:
                 ctx.size_delta = _size_change(value, new, ctx.size_delta)
             if events is not None:
                 for where, old_leaf, new_leaf in changed_leaves(value, new, location):
@@ -217,10 +247,7 @@ class CompiledMutation:
                     )
             return new
 
-        after, changed = self.path.update(payload, update)
-        if rewrite is not None and ctx.size_delta is not None:
-            ctx.size_delta += growth[0]
-        return after, changed
+        return update
 
     def _set(self, ctx: EvalContext, events: list[RuleEvent] | None) -> tuple[Any, int]:
         assert self.set_value is not None
@@ -321,6 +348,7 @@ def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> Co
         _value_transform(rule, rewrite),
         rule.path.source,
         rewrite=rewrite,
+        writes_strings=rewrite is None and isinstance(rule, ast.Redact | ast.Mask | ast.Hash),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from ..flow import MemoryFlowStore
 from ..language import ast
 from ..language.diagnostics import Diagnostic, SourceCache, render_text
 from ..language.model import PolicySetModel, ResolvedInterceptor
@@ -39,6 +40,7 @@ from ..wire.errors import (
 from .bounds import Limits, check_bounds, check_finite
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
+from .field_groups import group_fields
 from .flows import CompiledFlow, FlowRuntime, FlowScope, compile_flow, label_matchers
 from .jsonpath import PayloadTooDeep
 from .match_groups import build_match_groups
@@ -137,7 +139,7 @@ def compile_interceptor(
             compiled.checks.append(compile_check(core, ref, env))
         else:
             compiled.mutations.append(compile_mutation(core, ref, env))
-    compiled.plan = list(group_rewrites(compiled.mutations))
+    compiled.plan = group_fields(list(group_rewrites(compiled.mutations)))
     return compiled
 
 
@@ -182,6 +184,13 @@ class PolicySet:
 
     def descriptors(self) -> list[InterceptorDescriptor]:
         return [i.descriptor for i in self._interceptors.values()]
+
+    @property
+    def evaluates_in_process(self) -> bool:
+        """True unless flow rules keep their state in a store reached over the network."""
+        if isinstance(self.flows.store, MemoryFlowStore):
+            return True
+        return all(i.flow_scope is None for i in self._interceptors.values())
 
     async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
         """`interceptor/invoke` semantics.

@@ -30,6 +30,7 @@ class RecordingProvider:
         self._inner = inner
         self._recorder = recorder
         self.never_modifies_payload = getattr(inner, "never_modifies_payload", False)
+        self.evaluates_in_process = getattr(inner, "evaluates_in_process", False)
 
     def descriptors(self) -> list[InterceptorDescriptor]:
         return self._inner.descriptors()

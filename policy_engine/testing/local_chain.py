@@ -31,6 +31,10 @@ class TracingProvider:
     traces: list[tuple[str, Trace]] = field(default_factory=list)
     never_modifies_payload = True
 
+    @property
+    def evaluates_in_process(self) -> bool:
+        return self.policy_set.evaluates_in_process
+
     def descriptors(self) -> list[InterceptorDescriptor]:
         return self.policy_set.descriptors()
 

@@ -24,6 +24,17 @@ def leaves_payload_alone(provider: object) -> bool:
     return getattr(provider, "never_modifies_payload", False) is True
 
 
+def evaluates_in_process(provider: object) -> bool:
+    """Whether a provider computes its answers in this process, without I/O.
+
+    A provider may set ``evaluates_in_process = True``; the chain then runs
+    its validators one after another instead of one task each: spawning a
+    task costs more than a small evaluation, and CPU-bound work gains nothing
+    from overlapping on one event loop. A remote server never sets it.
+    """
+    return getattr(provider, "evaluates_in_process", False) is True
+
+
 @runtime_checkable
 class InterceptorProvider(Protocol):
     def descriptors(self) -> list[InterceptorDescriptor]:

@@ -54,6 +54,20 @@ def test_batched_hits_equal_per_string_hits(
     assert matcher.hits_many(texts) == [list(matcher.hits(t)) for t in texts]
 
 
+@settings(max_examples=400, deadline=None)
+@given(
+    indexes=st.lists(st.integers(0, len(REGEXES) - 1), min_size=1, max_size=4, unique=True),
+    checked=st.booleans(),
+    texts=TEXTS,
+)
+def test_the_joined_prefilter_never_drops_a_matching_string(
+    indexes: list[int], checked: bool, texts: list[str]
+) -> None:
+    """`matching` narrows by one joined scan, yet names exactly the strings `search` finds."""
+    matcher = matcher_of(indexes, checked)
+    assert matcher.matching(texts) == [k for k, t in enumerate(texts) if matcher.search(t)]
+
+
 def test_the_shipped_patterns_batch_and_agree_on_mixed_text() -> None:
     specs = [
         PatternSpec(name, p.source, CANDIDATE_CHECKS[p.check] if p.check else None)

@@ -7,8 +7,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy_engine.compiler import Trace, compile_sources
+from policy_engine.compiler import compile_sources
 from policy_engine.compiler.rewrite_groups import RewriteGroup
+
+from .reference_path import assert_same_as_one_by_one
 
 # Replacements that create matches for later rules ("a" -> "b" then /b+/),
 # destroy them, or sit in front of anchored patterns.
@@ -38,12 +40,7 @@ def test_grouped_rules_equal_rules_one_by_one(rules: list[int], args: dict[str, 
     policy = policy_of(rules)
     assert any(isinstance(step, RewriteGroup) for step in policy.interceptors["g"].plan)
     payload = {"name": "t", "arguments": args}
-    grouped = policy.invoke_sync("g", "tools/call", "request", payload)
-    # A trace runs every rule on its own (the reference path).
-    alone = policy.invoke_sync("g", "tools/call", "request", payload, trace=Trace())
-    assert grouped.payload == alone.payload
-    assert grouped.modified == alone.modified
-    assert grouped.info == alone.info
+    assert_same_as_one_by_one(policy, payload)
 
 
 def test_a_thousand_rules_scan_once_and_still_fire() -> None:

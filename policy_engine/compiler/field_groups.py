@@ -1,0 +1,123 @@
+"""Consecutive `$..name` rules that write strings run from one walk, not one each.
+
+The personal-data pack opens with `redact $..email`, `redact $..ssn` and
+`mask $..card_number`: three walks of the whole message, three copies of
+the way to each change. A run of such rules (unguarded, one name each, each
+change a string: `redact`, `mask`, `hash` without `matching`) is a group.
+One walk finds every name's locations on the payload as given; the members
+then decide in source order, exactly as they would run one after another:
+
+* a location inside a value an earlier member replaced is gone (a string has
+  no members), so it is skipped;
+* a location an earlier member replaced holds that member's string, and the
+  later member sees the string;
+* a location above an earlier change would show the later member a changed
+  container, which the first walk does not have: the group then applies
+  what it has and lets that member and the rest run on their own.
+
+The changes are applied in one copy-on-write patch at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..language.path_steps import Descend, Field
+from .conditions import EvalContext
+from .jsonpath import KEEP, Location, descendant_fields, patch
+from .mutators import CompiledMutation, Counts
+from .trace import RuleEvent
+
+
+def field_name(mutation: CompiledMutation) -> str | None:
+    """The name of a groupable rule's `$..name` path, else None."""
+    if mutation.guard is not None or not mutation.writes_strings or mutation.transform is None:
+        return None
+    steps = mutation.path.path.steps
+    if len(steps) != 2 or not isinstance(steps[0], Descend) or not isinstance(steps[1], Field):
+        return None
+    names = steps[1].names
+    return names[0] if len(names) == 1 else None
+
+
+class FieldGroup:
+    """`$..name` rules run as a unit; see the module docstring."""
+
+    def __init__(self, members: Sequence[CompiledMutation]) -> None:
+        self.members = list(members)
+        self.names = [field_name(member) or "" for member in self.members]
+        self._all = tuple(dict.fromkeys(self.names))
+        self._max_depth = min(member.path.max_depth for member in self.members)
+
+    def apply(
+        self, ctx: EvalContext, pattern_counts: Counts, events: list[RuleEvent] | None
+    ) -> list[tuple[CompiledMutation, int]]:
+        """Run the members; each changing one with how many locations it changed, in order."""
+        payload = ctx.payload
+        found = descendant_fields(payload, self._all, self._max_depth)
+        replaced: dict[Location, Any] = {}
+        above: set[Location] = set()  # proper prefixes of replaced locations
+        out: list[tuple[CompiledMutation, int]] = []
+        for position, (member, name) in enumerate(zip(self.members, self.names, strict=True)):
+            matches = found[name]
+            if any(location in above for _, location in matches):
+                ctx.payload = patch(payload, replaced)
+                return out + _run_alone(self.members[position:], ctx, pattern_counts)
+            assert member.transform is not None
+            update = member.updater(ctx, member.transform, pattern_counts, events)
+            changed = 0
+            for value, location in matches:
+                if replaced and _inside(location, replaced):
+                    continue
+                current = replaced.get(location, value)
+                new = update(current, location)
+                if new is KEEP or new is current:
+                    continue
+                replaced[location] = new
+                for depth in range(len(location)):
+                    above.add(location[:depth])
+                changed += 1
+            if changed:
+                out.append((member, changed))
+        ctx.payload = patch(payload, replaced)
+        return out
+
+
+def _inside(location: Location, replaced: dict[Location, Any]) -> bool:
+    """Whether a proper prefix of ``location`` was replaced."""
+    return any(location[:depth] in replaced for depth in range(1, len(location)))
+
+
+def _run_alone(
+    members: list[CompiledMutation], ctx: EvalContext, pattern_counts: Counts
+) -> list[tuple[CompiledMutation, int]]:
+    out = []
+    for member in members:
+        after, changed = member.apply(ctx, pattern_counts, None)
+        if changed:
+            ctx.payload = after
+            out.append((member, changed))
+    return out
+
+
+def group_fields(plan: list[Any]) -> list[Any]:
+    """The plan with each run of two or more groupable `$..name` rules as one FieldGroup."""
+    out: list[Any] = []
+    run: list[CompiledMutation] = []
+
+    def flush() -> None:
+        if len(run) >= 2:
+            out.append(FieldGroup(run))
+        else:
+            out.extend(run)
+        run.clear()
+
+    for step in plan:
+        if isinstance(step, CompiledMutation) and field_name(step) is not None:
+            run.append(step)
+        else:
+            flush()
+            out.append(step)
+    flush()
+    return out
