@@ -26,6 +26,7 @@ from mcp_types import INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from policy_engine.flow import Fingerprinter
 from policy_engine.interception import Interception
 from policy_engine.server.auth import BearerTokenMiddleware
 from policy_engine.server.http_app import MCP_PATH, listen, security_settings
@@ -36,7 +37,7 @@ from policy_engine.server.rejections import RejectionLog
 
 from .serve import GatewayOptions, session_options
 from .session import GatewaySession
-from .stateless import ModernFront, SessionSigner, StatelessFront
+from .stateless import ModernFront, SealedInputKeys, SessionSigner, StatelessFront
 
 logger = logging.getLogger("policyc.gateway")
 
@@ -62,11 +63,14 @@ class _Sessions:
         host = options.listen[0] if options.listen else "127.0.0.1"
         self.security = security_settings(host, options.allowed_hosts)
         self.live: dict[str, StreamableHTTPServerTransport] = {}
+        key = options.session_key or Fingerprinter()
+        input_keys = SealedInputKeys(key)
         self.modern = ModernFront(
             interception,
             lambda: session_options(options, interception, "sessionless", shared=True),
             tg,
             self.security,
+            input_keys,
         )
         self.stateless: StatelessFront | None = None
         if options.stateless:
@@ -74,8 +78,9 @@ class _Sessions:
             self.stateless = StatelessFront(
                 interception,
                 session_options(options, interception, "stateless", shared=True),
-                SessionSigner(options.session_key),
+                SessionSigner(key),
                 self.security,
+                input_keys,
             )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -38,7 +38,7 @@ from mcp_types import (
 )
 from starlette.types import Receive, Send
 
-from policy_engine.interception import LISTS, Interception, InterceptionSession
+from policy_engine.interception import LISTS, InputKeys, Interception, InterceptionSession
 from policy_engine.wire.errors import INTERNAL_ERROR
 
 from .backend import describe
@@ -85,8 +85,11 @@ class _Exchange:
 class SharedSession:
     """A gateway session with its own backend connections, serving any caller."""
 
-    def __init__(self, interception: Interception, options: SessionOptions) -> None:
+    def __init__(
+        self, interception: Interception, options: SessionOptions, input_keys: InputKeys
+    ) -> None:
         self.interception = interception
+        self.input_keys = input_keys
         self.session = GatewaySession(interception, options, self)
         self.ended = anyio.Event()
         self._ids = itertools.count(1)
@@ -127,7 +130,9 @@ class SharedSession:
         """This caller's view of the chain: its lists' memory, its session id."""
         view = self._views.get(caller)
         if view is None:
-            view = InterceptionSession(self.interception, session_id=caller, remember_inputs=False)
+            view = InterceptionSession(
+                self.interception, session_id=caller, input_keys=self.input_keys
+            )
             self._views[caller] = view
             while len(self._views) > MAX_VIEWS:
                 self._views.popitem(last=False)

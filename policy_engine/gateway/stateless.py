@@ -90,6 +90,29 @@ class SessionSigner:
         return secrets.compare_digest(signature, self._signature(nonce))
 
 
+class SealedInputKeys:
+    """Input request names that carry their method, sealed with the fleet's key: an input
+    response is checked under the method its name says, on any replica (see InputKeys)."""
+
+    def __init__(self, key: Fingerprinter) -> None:
+        self._key = key
+
+    def _seal(self, key: str, method: str, session_id: str | None) -> str:
+        return self._key.of(f"input-request\x00{session_id or ''}\x00{key}\x00{method}")
+
+    def seal(self, key: str, method: str, session_id: str | None) -> str:
+        return f"{key}~{method}~{self._seal(key, method, session_id)}"
+
+    def open(self, sealed: str, session_id: str | None) -> tuple[str, str] | None:
+        parts = sealed.rsplit("~", 2)
+        if len(parts) != 3:
+            return None
+        key, method, seal = parts
+        if not secrets.compare_digest(seal, self._seal(key, method, session_id)):
+            return None
+        return key, method
+
+
 def _rpc_error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
@@ -157,6 +180,7 @@ class ModernFront(_Front):
         options: Callable[[], SessionOptions],
         tg: TaskGroup,
         security: TransportSecuritySettings,
+        input_keys: SealedInputKeys,
     ) -> None:
         super().__init__(security)
         self._interception = interception
@@ -164,11 +188,12 @@ class ModernFront(_Front):
         self._tg = tg
         self._shared: SharedSession | None = None
         self._lock = anyio.Lock()
+        self._input_keys = input_keys
 
     async def _session(self) -> SharedSession:
         async with self._lock:
             if self._shared is None or self._shared.ended.is_set():
-                shared = SharedSession(self._interception, self._options())
+                shared = SharedSession(self._interception, self._options(), self._input_keys)
                 await self._tg.start(shared.run, _logged)
                 self._shared = shared
             return self._shared
@@ -224,9 +249,10 @@ class StatelessFront(_Front):
         options: SessionOptions,
         signer: SessionSigner,
         security: TransportSecuritySettings,
+        input_keys: SealedInputKeys,
     ) -> None:
         super().__init__(security)
-        self.shared = SharedSession(interception, options)
+        self.shared = SharedSession(interception, options, input_keys)
         self._signer = signer
         self._handshake: dict[str, Any] | None = None
 

@@ -143,7 +143,7 @@ async def test_http_front_serves_both_eras(tmp_path: Path) -> None:
             )
             assert future.status_code == 400
             assert future.json()["error"]["code"] == -32602  # no envelope: the first rung
-            # An input response the gateway cannot tell the kind of is refused, not passed.
+            # An input response to no input request the gateway sealed is refused, not passed.
             envelope = {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {},
@@ -166,7 +166,7 @@ async def test_http_front_serves_both_eras(tmp_path: Path) -> None:
                 },
             )
             assert odd.json()["error"]["code"] == -32602
-            assert "no known kind" in odd.text
+            assert "answers no input request" in odd.text
         # An SDK client in auto mode speaks 2026-07-28, one sessionless POST per request.
         async with (
             httpx2.AsyncClient(timeout=30) as http,

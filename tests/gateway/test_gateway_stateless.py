@@ -14,7 +14,17 @@ import httpx2
 import mcp_types as types
 import pytest
 from balancer import FLOW_KEY, balanced_client, replicas
-from gateway_harness import ROOT, calls, gateway_argv, raw_request, recorder, text_of
+from gateway_harness import (
+    RECORDER,
+    ROOT,
+    calls,
+    free_port,
+    gateway_argv,
+    raw_request,
+    recorder,
+    running,
+    text_of,
+)
 from mcp.shared.exceptions import MCPError
 
 LIMIT = 60
@@ -49,6 +59,39 @@ async def test_replicas_block_redact_and_filter(tmp_path: Path) -> None:
     assert {port for port, method, _ in served if method == "tools/call"} == set(ports)
     # Neither the hidden nor the blocked call reached the backend.
     assert [c["tool"] for c in calls(log)] == ["lookup_user", "slow"]
+
+
+async def test_2026_input_responses_are_checked_on_another_replica(tmp_path: Path) -> None:
+    """The retried request lands on the replica that did not see the input request: the
+    sealed input-request name tells it which event the answer runs under. Both replicas
+    front one HTTP backend, as in production: the backend seals its own requestState."""
+    log = tmp_path / "calls.log"
+    answers = iter(["blue", "hunter2"])
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"answer": next(answers)})
+
+    port = free_port()
+    backend_argv = [sys.executable, str(RECORDER), str(log), "--http", str(port)]
+    with (
+        running(backend_argv, port) as backend,
+        replicas(2, "--backend", f"rec={backend}") as ports,
+        anyio.fail_after(LIMIT),
+    ):
+        async with balanced_client(ports, mode="auto", elicitation_callback=elicit) as (
+            client,
+            balancer,
+        ):
+            assert client.protocol_version == "2026-07-28"
+            answer = text_of(await client.call_tool("ask", {"question": "colour?"}))
+            assert "blue" in answer and "state=ask-1" in answer
+            with pytest.raises(MCPError) as leaked:
+                await client.call_tool("ask", {"question": "colour again?"})
+            assert leaked.value.data["validationErrors"][0]["interceptor"] == "no-leaked-answers"
+    first, retried = balancer.port_of("ask")[:2]
+    assert first != retried
+    # The leaking answer never reached the backend: it saw three asks, not four.
+    assert [c["tool"] for c in calls(log)] == ["ask", "ask", "ask"]
 
 
 async def test_what_needs_a_session_is_refused(tmp_path: Path) -> None:
