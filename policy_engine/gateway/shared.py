@@ -60,6 +60,7 @@ _CHANGED = {f"notifications/{method.split('/')[0]}/list_changed": method for met
 
 @dataclass
 class _Exchange:
+    internal: str
     caller: str
     original_id: RequestId
     token: Any
@@ -95,6 +96,7 @@ class SharedSession:
         self._ids = itertools.count(1)
         self._open: dict[RequestId, MemoryObjectSendStream[JSONRPCMessage]] = {}
         self._by_caller: dict[tuple[str, RequestId], RequestId] = {}
+        self._cancelled: set[RequestId] = set()
         self._views: OrderedDict[str, InterceptionSession] = OrderedDict()
 
     async def run(self, on_end: Callable[[str], None], *, task_status: TaskStatus[None]) -> None:
@@ -145,6 +147,10 @@ class SharedSession:
         internal = self._by_caller.get((caller, request_id))
         if internal is not None:
             self.session.cancel(internal)
+            self._cancelled.add(internal)
+            stream = self._open.get(internal)
+            if stream is not None:
+                stream.close()  # its POST ends now: a cancelled request has no answer
 
     # the front the session writes to
 
@@ -202,9 +208,10 @@ class SharedSession:
                     jsonrpc="2.0", id=internal, method=request.method, params=params
                 )
                 self.session.submit(forwarded, self.view(caller))
-            yield _Exchange(caller, request.id, token, receive)
+            yield _Exchange(internal, caller, request.id, token, receive)
         finally:
             self._open.pop(internal, None)
+            self._cancelled.discard(internal)
             if self._by_caller.get((caller, request.id)) == internal:
                 del self._by_caller[(caller, request.id)]
             self.session.cancel(internal)  # nothing once it was answered
@@ -233,6 +240,9 @@ class SharedSession:
                     try:
                         message = await exchange.messages.receive()
                     except anyio.EndOfStream:
+                        if exchange.internal in self._cancelled:
+                            await _end(send, streaming)
+                            break
                         message = _stopping(request.id)
                 if message is None or isinstance(message, JSONRPCNotification):
                     if not sse:
@@ -260,6 +270,15 @@ async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> N
     while (await receive()).get("type") != "http.disconnect":
         pass
     scope.cancel()
+
+
+async def _end(send: Send, streaming: bool) -> None:
+    """End the response of a request the client cancelled: it is owed no answer."""
+    if streaming:
+        await send({"type": "http.response.body", "body": b""})
+    else:
+        await send({"type": "http.response.start", "status": 202, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
 
 
 def _stopping(request_id: RequestId) -> JSONRPCError:

@@ -94,6 +94,30 @@ async def test_2026_input_responses_are_checked_on_another_replica(tmp_path: Pat
     assert [c["tool"] for c in calls(log)] == ["ask", "ask", "ask"]
 
 
+async def test_a_cancelled_call_is_cancelled_on_the_backend(tmp_path: Path) -> None:
+    """On the replica that serves the call, `notifications/cancelled` reaches the backend
+    and ends the call's POST (it is owed no answer)."""
+    log = tmp_path / "calls.log"
+    first = anyio.Event()
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        first.set()
+
+    with replicas(1, "--backend", recorder(log)) as ports, anyio.fail_after(LIMIT):
+        async with balanced_client(ports) as (client, _):
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    await client.call_tool("slow", {"steps": 50}, progress_callback=progress)
+
+                tg.start_soon(call)
+                await first.wait()
+                tg.cancel_scope.cancel()
+            assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
+            while "slow-cancelled" not in [c["tool"] for c in calls(log)]:
+                await anyio.sleep(0.1)
+
+
 async def test_what_needs_a_session_is_refused(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     asked: list[str] = []
