@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import secrets
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -146,9 +147,12 @@ async def serve_stdio(options: GatewayOptions, interception: Interception) -> st
     """Serve this process's stdin/stdout until the client leaves; the fatal reason, if any."""
     from policy_engine.server.stdio import stdio_transport
 
+    # One process, one session; its id is unique so that gateways sharing a flow store
+    # (or a log collector) never mistake one another's sessions for their own.
+    session_id = f"stdio-{secrets.token_hex(8)}"
     async with stdio_transport() as (read_stream, write_stream):
         session = GatewaySession(
-            interception, session_options(options, interception, "stdio"), write_stream
+            interception, session_options(options, interception, session_id), write_stream
         )
         await session.run(read_stream)
         return session.fatal
