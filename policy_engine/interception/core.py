@@ -302,8 +302,8 @@ class InterceptionSession:
                     return checked
                 carried["inputResponses"] = checked.payload
         result = await self._run(method, "request", body, "client", server)
-        if result is None:
-            return Forward(params)
+        if result is None:  # nothing checks the request itself; its input responses were checked
+            return Forward({**body, **carried} if carried else params)
         if not result.allowed:
             return self.core.refusal(method, result)
         final = result.final_payload

@@ -1,9 +1,8 @@
 """A backend written with the SDK's high-level API that records every tool call it runs.
 
-Run as ``python recording_backend.py LOG_FILE [--http PORT]`` (stdio, or
-streamable HTTP on 127.0.0.1:PORT); each call appends one JSON line to
-LOG_FILE, so a test can show from the backend's own state that a blocked call
-never arrived.
+Run as ``python recording_backend.py LOG_FILE``; each call appends one JSON
+line to LOG_FILE, so a test can show from the backend's own state that a
+blocked call never arrived.
 """
 
 from __future__ import annotations
@@ -12,11 +11,12 @@ import json
 import os
 import sys
 import time
+from typing import Annotated
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import InputRequiredResult, SamplingMessage, TextContent
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 LOG = sys.argv[1] if len(sys.argv) > 1 else os.devnull
 NAME = os.environ.get("BACKEND_NAME", "recorder")
@@ -148,8 +148,95 @@ async def summarize(text: str, ctx: Context) -> str | InputRequiredResult:
     return f"model said: {result.content.text}"  # type: ignore[union-attr]
 
 
+@server.tool()
+def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+    """Routed by region: on 2026-07-28 HTTP the argument is mirrored in an Mcp-Param header."""
+    record("regional", region=region)
+    return f"served from {region}"
+
+
+def _ask_name(ctx: Context, state: str) -> InputRequiredResult | str:
+    """On 2026-07-28: the user's name, asked in an input round and recorded as it arrived."""
+    responses = ctx.input_responses
+    if not responses:
+        question = {"message": "your name?", "requestedSchema": Answer.model_json_schema()}
+        return InputRequiredResult(
+            input_requests={"name": {"method": "elicitation/create", "params": question}},  # type: ignore[dict-item]
+            request_state=state,
+        )
+    reply = responses["name"].model_dump(mode="json", exclude_none=True)
+    record("name-answer", state=ctx.request_state, answer=reply)
+    return str(reply.get("content", {}).get("answer"))
+
+
+@server.prompt()
+async def welcome(ctx: Context) -> str | InputRequiredResult:
+    """Greets the user by the name it asks for."""
+    name = _ask_name(ctx, "welcome")
+    return name if isinstance(name, InputRequiredResult) else f"Welcome, {name}!"
+
+
+@server.resource("profile://{user}")
+async def profile(user: str, ctx: Context) -> str | InputRequiredResult:
+    """A profile that asks whose it is."""
+    name = _ask_name(ctx, f"profile:{user}")
+    return name if isinstance(name, InputRequiredResult) else f"{user} is {name}"
+
+
+def _interview_requests(topic: str) -> dict[str, dict[str, object]]:
+    question = {"role": "user", "content": {"type": "text", "text": f"tell me about {topic}"}}
+    return {
+        "model": {
+            "method": "sampling/createMessage",
+            "params": {"messages": [question], "maxTokens": 50},
+        },
+        "user": {
+            "method": "elicitation/create",
+            "params": {
+                "message": f"what do you think of {topic}?",
+                "requestedSchema": Answer.model_json_schema(),
+            },
+        },
+        "roots": {"method": "roots/list"},
+    }
+
+
+@server.tool()
+async def interview(topic: str, ctx: Context) -> str | InputRequiredResult:
+    """Asks the model, the user and the roots at once; records the answers as it got them."""
+    if ctx.protocol_version == "2026-07-28":
+        responses = ctx.input_responses
+        if not responses:
+            record("interview", topic=topic)
+            return InputRequiredResult(
+                input_requests=_interview_requests(topic),  # type: ignore[arg-type]
+                request_state=f"interview:{topic}",
+            )
+        answers = {
+            key: value.model_dump(mode="json", exclude_none=True)
+            for key, value in responses.items()
+        }
+        record("interview-answers", state=ctx.request_state, answers=answers)
+        return f"thanks for {len(answers)} answers"
+    record("interview", topic=topic)
+    asked = _interview_requests(topic)
+    sampled = await ctx.session.create_message(
+        [SamplingMessage.model_validate(m) for m in asked["model"]["params"]["messages"]],  # type: ignore[index]
+        max_tokens=50,
+    )
+    elicited = await ctx.elicit(f"what do you think of {topic}?", Answer)
+    roots = await ctx.session.list_roots()
+    answers = {
+        "model": sampled.model_dump(mode="json", exclude_none=True),
+        "user": elicited.model_dump(mode="json", exclude_none=True),
+        "roots": roots.model_dump(mode="json", exclude_none=True),
+    }
+    record("interview-answers", state=None, answers=answers)
+    return f"thanks for {len(answers)} answers"
+
+
 if __name__ == "__main__":
-    if sys.argv[2:3] == ["--http"]:
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[3]))
+    if len(sys.argv) > 2:  # a port: serve streamable HTTP on 127.0.0.1
+        server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

@@ -108,7 +108,7 @@ async def test_2026_sessions_reach_an_http_backend(tmp_path: Path) -> None:
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"answer": "blue"})
 
-    argv = [sys.executable, str(RECORDER), str(log), "--http", str(port)]
+    argv = [sys.executable, str(RECORDER), str(log), str(port)]
     with running(argv, port) as backend, anyio.fail_after(LIMIT):
         async with front_client(
             "http", "--backend", f"rec={backend}", mode="auto", elicitation_callback=elicit

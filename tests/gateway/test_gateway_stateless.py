@@ -72,7 +72,7 @@ async def test_2026_input_responses_are_checked_on_another_replica(tmp_path: Pat
         return types.ElicitResult(action="accept", content={"answer": next(answers)})
 
     port = free_port()
-    backend_argv = [sys.executable, str(RECORDER), str(log), "--http", str(port)]
+    backend_argv = [sys.executable, str(RECORDER), str(log), str(port)]
     with (
         running(backend_argv, port) as backend,
         replicas(2, "--backend", f"rec={backend}") as ports,

@@ -218,3 +218,26 @@ async def test_input_requests_and_responses(chain: InterceptorChain) -> None:
     assert forwarded.payload["requestState"] == "opaque-1"
     assert forwarded.payload["inputResponses"] == retry["inputResponses"]
     assert forwarded.payload["arguments"]["email"] == "[EMAIL]"
+
+
+async def test_checked_input_responses_are_sent_when_the_request_is_not_hooked(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "answers.policy"
+    source.write_text(
+        'mutator answers { on elicitation/create response redact $.content.answer with "[X]" }\n'
+    )
+    async with InterceptorChain.connect(local=[compile_policies([source])]) as chain:
+        s = session(chain)
+        retry = {
+            "name": "greet",
+            "inputResponses": {"q": {"action": "accept", "content": {"answer": "hunter2"}}},
+            "requestState": "opaque-2",
+        }
+        forwarded = await s.client_request("prompts/get", retry)
+    assert isinstance(forwarded, Forward)
+    assert forwarded.payload == {
+        "name": "greet",
+        "inputResponses": {"q": {"action": "accept", "content": {"answer": "[X]"}}},
+        "requestState": "opaque-2",
+    }
