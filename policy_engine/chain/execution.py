@@ -198,7 +198,9 @@ class _Run:
     async def _invoke(self, entry: ChainEntry, payload: object) -> _Outcome:
         """Run one interceptor under its own timeout; never raises for its failures."""
         limit = entry.timeout_ms(self.default_timeout_ms)
-        params = InvokeParams(
+        # Built from values the chain's own params already validated, so the
+        # model is constructed without validating them again (once per invoke).
+        params = InvokeParams.model_construct(
             name=entry.name,
             event=self.params.event,
             phase=self.params.phase,
@@ -309,15 +311,15 @@ class _Run:
 
     def _entry(self, outcome: _Outcome, **fields: object) -> ChainResultEntry:
         entry = outcome.entry
-        return ChainResultEntry.model_validate(
-            {
-                "interceptor": entry.name,
-                "type": entry.type,
-                "phase": self.params.phase,
-                "mode": "audit" if entry.mode == "audit" else None,
-                "duration_ms": outcome.duration_ms,
-                **fields,
-            }
+        # Every field comes from a validated descriptor, params or result.
+        return ChainResultEntry.model_construct(
+            None,
+            interceptor=entry.name,
+            type=entry.type,
+            phase=self.params.phase,
+            mode="audit" if entry.mode == "audit" else None,
+            duration_ms=outcome.duration_ms,
+            **fields,
         )
 
     def _cancelled(self, entry: ChainEntry, reason: str) -> ChainResultEntry:

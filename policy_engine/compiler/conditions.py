@@ -48,6 +48,9 @@ class EvalContext:
     # How much a mutator changed the payload's bounds estimate (see bounds.py);
     # None once a change is not a string for a string or a scalar.
     size_delta: int | None = 0
+    # Results shared by every invoke on this same payload object, as long as
+    # the policy set remembers it as bounded (`PolicySet._bounded_size`).
+    shared: dict[int, Any] = field(default_factory=dict)
 
 
 OperandFn = Callable[[EvalContext], list[Candidate]]
@@ -100,29 +103,27 @@ def json_type(value: Any) -> str:
     return "object"
 
 
-class _LastSized:
-    """The last container sized, and its size: one entry, kept with the object itself.
-
-    In a chain every validator of a set reads the same payload object, and
-    two of the shipped ones ask `size($)`; encoding 10 KB costs tens of
-    microseconds, so the second asks for free. Payloads are never changed in
-    place during evaluation (mutators copy on write), the same contract as
-    `PolicySet._bounded_size`. One tuple, swapped whole, so threads that
-    evaluate large payloads in parallel never read a torn entry.
-    """
-
-    entry: tuple[Any, int] | None = None
-
-
 def json_size(value: Any) -> int:
     """Bytes of the compact JSON encoding, the size a limit talks about."""
-    last = _LastSized.entry
-    if last is not None and last[0] is value:
-        return last[1]
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if isinstance(value, dict | list):
-        _LastSized.entry = (value, size)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _shared_size(value: Any, ctx: EvalContext) -> int:
+    """`json_size`, once per container for all the invokes that share ``ctx.shared``.
+
+    In a chain every validator of a set reads the same payload object, and two
+    of the shipped ones ask `size($)`; encoding 10 KB costs tens of
+    microseconds, so the second asks for free (see `PolicySet._bounded_size`).
+    """
+    if not isinstance(value, dict | list):
+        return json_size(value)
+    cached = ctx.shared.get(id(value))
+    if cached is not None and cached[0] is value:
+        size: int = cached[1]
+        return size
+    size = json_size(value)
+    ctx.shared[id(value)] = (value, size)
     return size
 
 
@@ -205,10 +206,18 @@ ZERO_WIDTH = frozenset(
 )
 
 
+_DROP_ZERO_WIDTH = {ord(c): None for c in ZERO_WIDTH}
+
+
 def normalize_text(text: str) -> str:
-    """NFKC (full-width and compatibility forms folded), zero-width characters removed."""
-    folded = unicodedata.normalize("NFKC", text)
-    return "".join(c for c in folded if c not in ZERO_WIDTH)
+    """NFKC (full-width and compatibility forms folded), zero-width characters removed.
+
+    ASCII text is its own NFKC form and holds no zero-width character, so it
+    comes back as the same object (rules reading it share one scan).
+    """
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text).translate(_DROP_ZERO_WIDTH)
 
 
 def url_decode(text: str) -> str:
@@ -256,12 +265,15 @@ def _call_operand(node: ast.Call, env: CompileEnv) -> OperandFn:
             ]
 
         return _memoised(node, apply_text)
-    mapping: Callable[[Any], Any] = _length if node.function == "length" else json_size
+    if node.function == "size":
+        return _memoised(
+            node, lambda ctx: [(_shared_size(v, ctx), where) for v, where in argument(ctx)]
+        )
 
     def apply(ctx: EvalContext) -> list[Candidate]:
         out = []
         for value, location in argument(ctx):
-            mapped = mapping(value)
+            mapped = _length(value)
             if mapped is not None:
                 out.append((mapped, location))
         return out

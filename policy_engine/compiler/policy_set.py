@@ -160,7 +160,7 @@ class PolicySet:
         self.limits = limits or Limits()
         # Session state for flow rules: in this process unless a shared store is given.
         self.flows = flows or FlowRuntime()
-        self._last_bounded: tuple[Any, int] | None = None
+        self._last_bounded: tuple[Any, int, dict[int, Any]] | None = None
         env = CompileEnv(model.patterns, {})
         self._interceptors: dict[str, CompiledInterceptor] = {}
         for resolved in model.interceptors:
@@ -262,15 +262,17 @@ class PolicySet:
         if config:
             check_finite(config, name, "config")
         params = resolve_config(name, interceptor.resolved.params, config)
-        size = self._bounded_size(payload, name)
+        size, shared = self._bounded_size(payload, name)
         if isinstance(context, InvocationContext):
             context = context.to_wire()
         if context:
             check_finite(context, name, "context")
-        return interceptor, EvalContext(payload, event, phase, params, context or {}), size
+        ctx = EvalContext(payload, event, phase, params, context or {}, shared=shared)
+        return interceptor, ctx, size
 
-    def _bounded_size(self, payload: Any, name: str) -> int:
-        """The payload's size after the bounds check, walked once per chain run.
+    def _bounded_size(self, payload: Any, name: str) -> tuple[int, dict[int, Any]]:
+        """The payload's size after the bounds check, walked once per chain run, and
+        the results its invokes share (`EvalContext.shared`, e.g. `size($)`).
 
         A chain hands the same payload object to every validator of a set, and
         a mutator's output to the next interceptor; the last payload bounded
@@ -281,10 +283,11 @@ class PolicySet:
         """
         last = self._last_bounded
         if last is not None and last[0] is payload:
-            return last[1]
+            return last[1], last[2]
         size = check_bounds(payload, self.limits, name)
-        self._last_bounded = (payload, size)
-        return size
+        shared: dict[int, Any] = {}
+        self._last_bounded = (payload, size, shared)
+        return size, shared
 
     def _bound_output(
         self, result: ValidationResult | MutationResult, ctx: EvalContext, size: int
@@ -299,7 +302,7 @@ class PolicySet:
             return
         delta = ctx.size_delta
         if delta is not None and size + delta <= self.limits.max_bytes:
-            self._last_bounded = (result.payload, size + delta)
+            self._last_bounded = (result.payload, size + delta, {})
 
     @staticmethod
     def _evaluate(

@@ -64,7 +64,7 @@ def test_string_rewrites_carry_the_estimate_to_the_next_interceptor(
     assert verdict.valid
     assert len(sizes) == 1
     # The carried figure is the one a walk of the output gives.
-    assert policy._bounded_size(scrubbed.payload, "guard") == check_bounds(
+    assert policy._bounded_size(scrubbed.payload, "guard")[0] == check_bounds(
         scrubbed.payload, Limits(), "x"
     )
 
@@ -89,3 +89,40 @@ def test_an_output_over_the_limit_is_refused_by_the_next_interceptor() -> None:
         policy.invoke_sync("guard", "tools/call", "request", grown.payload)
     assert raised.value.data is not None
     assert raised.value.data["limit"] == "maxPayloadBytes"
+
+
+SIZED = """
+validator small "Small" {
+  on tools/call request
+  deny if size($) > 10000 "too big" code big
+}
+validator noted "Noted" {
+  on tools/call request
+  info if size($.arguments) > 5 "sizeable" code sizeable
+}
+"""
+
+
+def test_size_is_encoded_once_per_payload_and_afresh_for_a_new_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from policy_engine.compiler import conditions
+
+    encoded: list[object] = []
+    original = conditions.json_size
+
+    def counting(value: object) -> int:
+        encoded.append(value)
+        return original(value)
+
+    monkeypatch.setattr(conditions, "json_size", counting)
+    policy = compile_sources({"p.policy": SIZED})
+    payload = copy.deepcopy(PAYLOAD)
+    for name in ("small", "noted", "small"):
+        policy.invoke_sync(name, "tools/call", "request", payload)
+    # `$` and `$.arguments` once each, however many invokes read them.
+    assert len(encoded) == 2
+    bigger = copy.deepcopy(PAYLOAD)
+    bigger["arguments"]["pad"] = "x" * 20_000
+    assert not policy.invoke_sync("small", "tools/call", "request", bigger).valid
+    assert len(encoded) == 3
