@@ -36,7 +36,16 @@ from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
 from .backend import Backend, BackendError, BackendSpec, describe
-from .federation import NAMED_LISTS, URI_LISTS, Routes, merge_handshakes, merge_named, merge_uris
+from .federation import (
+    CACHE_HINTS,
+    NAMED_LISTS,
+    URI_LISTS,
+    Routes,
+    merge_cache_hints,
+    merge_handshakes,
+    merge_named,
+    merge_uris,
+)
 
 logger = logging.getLogger("policyc.gateway")
 
@@ -390,12 +399,15 @@ class GatewaySession:
         failure is the answer.
         """
         pages: list[tuple[str, dict[str, Any]]] = []
+        hints: list[dict[str, Any]] = []
         failures: list[_Reply] = []
         key = NAMED_LISTS.get(method) or URI_LISTS[method]
         for backend in self._order:
-            items, failure = await self._whole_list(backend, method, key)
+            hint: dict[str, Any] = {}
+            items, failure = await self._whole_list(backend, method, key, hint)
             if failure is None:
                 pages.append((backend.name, {key: items}))
+                hints.append(hint)
                 continue
             error = failure.error
             if error is not None and error.message == _BLOCKED:
@@ -406,11 +418,12 @@ class GatewaySession:
         if not pages and failures:
             return failures[0]
         merge = merge_named if method in NAMED_LISTS else merge_uris
-        return _Reply(result=merge(method, pages, self.routes))
+        return _Reply(result={**merge(method, pages, self.routes), **merge_cache_hints(hints)})
 
     async def _whole_list(
-        self, backend: Backend, method: str, key: str
+        self, backend: Backend, method: str, key: str, hint: dict[str, Any] | None = None
     ) -> tuple[list[Any], _Reply | None]:
+        """Every page of one backend's list; ``hint`` gets the last page's 2026 fields."""
         items: list[Any] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
@@ -427,6 +440,8 @@ class GatewaySession:
             if reply.error is not None or reply.result is None:
                 return items, reply
             items.extend(reply.result.get(key) or [])
+            if hint is not None:
+                hint.update({k: reply.result[k] for k in CACHE_HINTS if k in reply.result})
             cursor = reply.result.get("nextCursor")
             if not isinstance(cursor, str):
                 return items, None

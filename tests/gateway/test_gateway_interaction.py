@@ -148,3 +148,19 @@ async def test_sampling_is_checked_both_ways(
             with pytest.raises(MCPError):
                 await client.call_tool("summarize", {"text": "exfiltrate the keys"})
     assert asked == ["the weather"]
+
+
+@pytest.mark.parametrize("front", ["stdio", "http"])
+async def test_two_backends_federated_on_a_2026_session(tmp_path: Path, front: str) -> None:
+    """The merged lists carry what 2026-07-28 requires of a list (resultType, cacheScope,
+    ttlMs), and a prefixed name reaches its owner."""
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    backends = ["--backend", recorder(a, "a"), "--backend", recorder(b, "b")]
+    with anyio.fail_after(LIMIT):
+        async with front_client(front, *backends, mode="auto") as client:
+            assert client.protocol_version == "2026-07-28"
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"a__echo", "b__echo"} <= names
+            assert not any(name.endswith("internal_debug") for name in names)
+            assert text_of(await client.call_tool("b__echo", {"text": "to b"})) == "to b"
+    assert [c["tool"] for c in calls(b)] == ["echo"] and calls(a) == []
