@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import click
@@ -19,6 +20,13 @@ from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
 from .serve import parse_listen
+
+
+def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
+    """A ``--flow-*`` flag given on the command line wins over the config's ``[flow]``."""
+    source = click.get_current_context().get_parameter_source(name)
+    given = source is not None and source is not click.core.ParameterSource.DEFAULT
+    return flag if given or name not in config else config[name]
 
 
 @click.command()
@@ -132,6 +140,11 @@ def gateway(
         options.listen = parse_listen(listen)
     if options.listen is None and (auth_token_env or options.stateless):
         fail("--auth-token-env and --stateless need --http")
+    flow_store = _flag_or(options.flow, "flow_store", flow_store)
+    flow_key_env = _flag_or(options.flow, "flow_key_env", flow_key_env)
+    flow_ttl = _flag_or(options.flow, "flow_ttl", flow_ttl)
+    flow_max_entries = _flag_or(options.flow, "flow_max_entries", flow_max_entries)
+    flow_max_sessions = _flag_or(options.flow, "flow_max_sessions", flow_max_sessions)
     if options.stateless and not flow_key_env:
         fail(
             "--stateless needs --flow-key-env: its session ids are signed with that key, "

@@ -40,6 +40,8 @@ class GatewayOptions:
     listen: tuple[str, int] | None = None
     auth_token: str | None = field(default=None, repr=False)
     stateless: bool = False
+    flow: dict[str, Any] = field(default_factory=dict)
+    """The config file's ``[flow]`` table (``--flow-*`` options by their parameter names)."""
     session_key: Fingerprinter | None = field(default=None, repr=False)
     """Signs ``--stateless`` session ids; every replica needs the same (``--flow-key-env``)."""
     allowed_hosts: tuple[str, ...] = ()

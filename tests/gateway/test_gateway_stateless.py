@@ -169,6 +169,12 @@ validator guard {
     [
         pytest.param([], {}, "--stateless needs --flow-key-env", id="no-key"),
         pytest.param(
+            ["--config", "[flow]\nkey_env = 'FLOW_KEY'\n"],
+            {"FLOW_KEY": FLOW_KEY},
+            "--stateless with flow rules needs --flow-store",
+            id="key-from-the-config-file",
+        ),
+        pytest.param(
             ["--flow-key-env", "FLOW_KEY"],
             {"FLOW_KEY": FLOW_KEY},
             "--stateless with flow rules needs --flow-store",
@@ -181,6 +187,10 @@ def test_stateless_refuses_what_cannot_work(
 ) -> None:
     policy = tmp_path / "flow.policy"
     policy.write_text(FLOW_POLICY)
+    if extra[:1] == ["--config"]:
+        config = tmp_path / "gateway.toml"
+        config.write_text(extra[1])
+        extra = ["--config", str(config)]
     argv = gateway_argv(
         "--http",
         "127.0.0.1:0",
