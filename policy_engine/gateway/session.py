@@ -5,6 +5,11 @@ streamable HTTP session). Each client request runs in a task of its own so a
 slow call never holds up the others; a ``notifications/cancelled`` cancels
 that task, which cancels the request on the backend too, and a cancelled
 request gets no answer (as MCP asks). Every other request gets exactly one.
+
+A front without sessions (``shared``) multiplexes many callers into one
+session: it submits each request with the caller's own view of the chain,
+which the request's task carries (a context variable) into everything the
+request causes, such as the listing that learns what a filter hides.
 """
 
 from __future__ import annotations
