@@ -38,8 +38,9 @@ ALLOWED = {
         "gateway",
         "__init__",
     },
-    # In-code hosts: policies inside your own MCP server or client, around the same core.
-    "integrations": {"wire", "chain", "interception", "integrations", "__init__"},
+    # In-code hosts: policies inside your own MCP server or client, around the same core
+    # (and the interceptor server's SEP handlers, for a server that exposes its chain).
+    "integrations": {"wire", "chain", "interception", "server", "integrations", "__init__"},
     # Editor and browser front ends over the checker and the in-process chain.
     "authoring": {"wire", "language", "compiler", "chain", "testing", "authoring", "__init__"},
     # What a policy change does: replay, diff and sampling over the in-process chain.

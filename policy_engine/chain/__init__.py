@@ -11,6 +11,7 @@ from .entry import ChainEntry, Host, check_narrowing
 from .errors import ChainConfigError, DiscoveryError, chain_error
 from .execution import execute_chain, select_entries
 from .interceptor_chain import InterceptorChain, side_for
+from .provider import ChainProvider
 from .remote import RemoteProvider
 from .servers import ServerSpec
 from .settings import Selector, build_entries, merge_overrides
@@ -19,6 +20,7 @@ __all__ = [
     "ChainConfig",
     "ChainConfigError",
     "ChainEntry",
+    "ChainProvider",
     "DiscoveryError",
     "Host",
     "InterceptorChain",

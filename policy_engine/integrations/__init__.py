@@ -6,7 +6,8 @@ The gateway puts policies between two processes; these put them inside one:
 :class:`PolicyClient` around the SDK's ``Client``. Both are thin hosts around
 ``policy_engine.interception``, so a policy decides the same way in all three.
 
-Layers below: ``interception``, ``chain``, ``wire`` (and the ``mcp`` SDK).
+Layers below: ``interception``, ``chain``, ``server`` (its SEP handlers), ``wire``
+(and the ``mcp`` SDK).
 """
 
 from .chain import local_chain

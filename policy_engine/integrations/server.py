@@ -4,6 +4,10 @@ The middleware acts for the server: a request is *received* (validate, then
 mutate) before the handler sees it, and its result is *sent* (mutate, then
 validate) before it leaves. Everything else (skipped methods, blocks, filtered
 lists and hidden tools) is the interception core's, as in the gateway.
+
+With ``expose_interceptors=True`` the same server also answers the SEP's
+``interceptors/list`` and ``interceptor/invoke`` from the chain it runs,
+through the interceptor server's own handlers (``policyc serve``'s).
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ from dataclasses import replace
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
-from policy_engine.chain import InterceptorChain, Selector, ServerSpec
+from policy_engine.chain import ChainProvider, InterceptorChain, Selector, ServerSpec
 from policy_engine.interception import (
     SKIPPED_METHODS,
     BlockStyle,
@@ -28,6 +33,7 @@ from policy_engine.interception import (
     InterceptionSession,
     Refuse,
 )
+from policy_engine.server import InterceptorService, add_interceptor_methods, static_source
 from policy_engine.wire import InterceptorOverrides, Principal
 
 from .chain import Providers, local_chain, providers_of
@@ -118,6 +124,26 @@ def _middleware_list(server: Any) -> list[Any]:
     return middleware
 
 
+def _handler_table(server: Any) -> Server[Any]:
+    """The SDK server that dispatches methods: ``server``, or the one an ``MCPServer`` wraps.
+
+    ``MCPServer`` takes custom methods only from extensions given to its
+    constructor; once built, its (private) low-level server is the only way in.
+    """
+    if isinstance(server, Server):
+        return server
+    inner = getattr(server, "_lowlevel_server", None)
+    if isinstance(inner, Server):
+        return inner
+    raise TypeError(f"cannot add methods to {type(server).__name__} (an mcp 2.x server?)")
+
+
+def _expose(server: Any, chain: InterceptorChain) -> Callable[[], None]:
+    """Serve the chain's interceptors with the SEP methods; returns how to withdraw them."""
+    service = InterceptorService(static_source(ChainProvider(chain)))
+    return add_interceptor_methods(_handler_table(server), service)
+
+
 def install_policies(
     server: Any,
     policies: Providers,
@@ -127,13 +153,17 @@ def install_policies(
     overrides: Mapping[Selector, InterceptorOverrides] | None = None,
     chain_timeout_ms: int | None = None,
     observer: Callable[[ChainRun], None] | None = None,
+    expose_interceptors: bool = False,
 ) -> PolicyMiddleware:
     """Put local policies (one ``PolicySet`` or several) in front of ``server``.
 
     ``server`` is a low-level ``Server`` or an ``MCPServer``. The middleware
     goes last on ``server.middleware``, inside the SDK's own (telemetry,
-    request-state sealing), so policies see what the handler sees.
+    request-state sealing), so policies see what the handler sees. With
+    ``expose_interceptors`` the server also answers ``interceptors/list`` and
+    ``interceptor/invoke`` (docs/integrations.md says when that is wise).
     """
+    stack = _middleware_list(server)
     chain = local_chain(policies, overrides=overrides)
     middleware = PolicyMiddleware(
         Interception(
@@ -145,7 +175,9 @@ def install_policies(
         ),
         principal=principal,
     )
-    _middleware_list(server).append(middleware)
+    if expose_interceptors:
+        _expose(server, chain)
+    stack.append(middleware)
     return middleware
 
 
@@ -161,8 +193,13 @@ async def open_policies(
     chain_timeout_ms: int | None = None,
     interceptor_timeout_ms: int | None = None,
     observer: Callable[[ChainRun], None] | None = None,
+    expose_interceptors: bool = False,
 ) -> AsyncIterator[PolicyMiddleware]:
-    """Like :func:`install_policies`, with remote interceptor servers kept open for the block."""
+    """Like :func:`install_policies`, with remote interceptor servers kept open for the block.
+
+    Exposed methods are withdrawn with the middleware when the block ends.
+    """
+    stack = _middleware_list(server)
     async with InterceptorChain.connect(
         local=providers_of(policies),
         servers=interceptors,
@@ -179,9 +216,11 @@ async def open_policies(
             ),
             principal=principal,
         )
-        stack = _middleware_list(server)
+        withdraw = _expose(server, chain) if expose_interceptors else None
         stack.append(middleware)
         try:
             yield middleware
         finally:
             stack.remove(middleware)
+            if withdraw is not None:
+                withdraw()

@@ -7,6 +7,7 @@ Serves any ``InterceptorProvider`` over MCP (stdio or streamable HTTP) with
 - ``catalog``: per-provider descriptor index and the advertised capability
 - ``service``: the two methods, transport-free, every failure a SEP error code
 - ``app``: the SDK server: method registration, capability on both handshakes
+  (``add_interceptor_methods`` also serves them from an application's own server)
 - ``framing`` / ``stdio``: a stdio transport that answers every line
 - ``fastpath``: answers interceptor calls on stdio without the SDK dispatch stack
 - ``http_app`` / ``auth``: streamable HTTP behind uvicorn, bearer-token auth
@@ -18,7 +19,7 @@ Serves any ``InterceptorProvider`` over MCP (stdio or streamable HTTP) with
 """
 
 from ..wire.constants import INVOKE_METHOD, LIST_METHOD
-from .app import build_server
+from .app import add_interceptor_methods, build_server
 from .auth import AuthConfigError, token_from_env
 from .catalog import EXTENSION_ID
 from .decision_log import Decision, DecisionLog
@@ -43,6 +44,7 @@ __all__ = [
     "ProviderSource",
     "Reloader",
     "TransportLimits",
+    "add_interceptor_methods",
     "build_http_app",
     "build_server",
     "listen",

@@ -7,12 +7,13 @@ extension, and makes sure no failure leaves as the SDK's catch-all code 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, RequestParams
+from mcp_types import INTERNAL_ERROR, METHOD_NOT_FOUND, RequestParams
 from pydantic import ConfigDict, ValidationError
 
 from policy_engine import __version__
@@ -91,6 +92,69 @@ class _AdvertiseInterceptors:
         return result
 
 
+class _InterceptorMethods:
+    """The two methods' handlers over one service; once withdrawn they answer -32601."""
+
+    def __init__(self, service: InterceptorService) -> None:
+        self.service = service
+        self.withdrawn = False
+
+    def _serving(self, ctx: ServerRequestContext[Any, Any]) -> InterceptorService:
+        if self.withdrawn:
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
+        return self.service
+
+    async def list(
+        self, ctx: ServerRequestContext[Any, Any], _params: _RawParams
+    ) -> dict[str, Any]:
+        try:
+            return self._serving(ctx).list(ctx.params)
+        except InterceptorError as error:
+            raise _to_mcp_error(error) from None
+
+    async def invoke(
+        self, ctx: ServerRequestContext[Any, Any], _params: _RawParams
+    ) -> dict[str, Any]:
+        try:
+            return await self._serving(ctx).invoke(ctx.params)
+        except InterceptorError as error:
+            raise _to_mcp_error(error) from None
+
+
+def _taken(server: Server[Any], method: str) -> bool:
+    """Whether ``method`` has a live handler (a withdrawn one of ours may be replaced)."""
+    entry = server.get_request_handler(method)
+    if entry is None:
+        return False
+    owner = getattr(entry.handler, "__self__", None)
+    return not (isinstance(owner, _InterceptorMethods) and owner.withdrawn)
+
+
+def add_interceptor_methods(server: Server[Any], service: InterceptorService) -> Callable[[], None]:
+    """Answer the SEP methods on ``server`` from ``service``; advertise the extension.
+
+    ``policyc serve`` and an application's own server (``expose_interceptors``)
+    share this, so both answer alike. Returns a function that withdraws the
+    methods again: afterwards they answer -32601 as if never added (the SDK
+    can replace a handler but not remove one) and handshakes stop advertising.
+    """
+    for method in (LIST_METHOD, INVOKE_METHOD):
+        if _taken(server, method):
+            raise ValueError(f"the server already answers `{method}`")
+    methods = _InterceptorMethods(service)
+    server.add_request_handler(LIST_METHOD, _RawParams, methods.list)
+    server.add_request_handler(INVOKE_METHOD, _RawParams, methods.invoke)
+    advertiser = _AdvertiseInterceptors(service)
+    server.middleware.append(advertiser)
+
+    def withdraw() -> None:
+        methods.withdrawn = True
+        if advertiser in server.middleware:
+            server.middleware.remove(advertiser)
+
+    return withdraw
+
+
 def build_server(
     source: ProviderSource,
     decision_log: DecisionLog | None = None,
@@ -108,23 +172,6 @@ def build_server(
         version=__version__,
         description="policyc SEP-2624 interceptor server",
     )
-
-    async def list_interceptors(
-        ctx: ServerRequestContext[Any, Any], _params: _RawParams
-    ) -> dict[str, Any]:
-        try:
-            return service.list(ctx.params)
-        except InterceptorError as error:
-            raise _to_mcp_error(error) from None
-
-    async def invoke(ctx: ServerRequestContext[Any, Any], _params: _RawParams) -> dict[str, Any]:
-        try:
-            return await service.invoke(ctx.params)
-        except InterceptorError as error:
-            raise _to_mcp_error(error) from None
-
-    server.add_request_handler(LIST_METHOD, _RawParams, list_interceptors)
-    server.add_request_handler(INVOKE_METHOD, _RawParams, invoke)
+    add_interceptor_methods(server, service)
     server.middleware.insert(0, _ErrorNet())
-    server.middleware.append(_AdvertiseInterceptors(service))
     return server

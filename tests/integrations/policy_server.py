@@ -1,4 +1,7 @@
-"""A high-level MCPServer with a few tools and policies installed: stdio, or HTTP with a port."""
+"""A high-level MCPServer with a few tools and policies installed: stdio, or HTTP with a port.
+
+``--expose`` installs the policies with ``expose_interceptors=True``.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ ROOT = HERE.parents[1]
 POLICIES = [HERE / "policies" / "integ_test.policy", ROOT / "policies" / "secrets.policy"]
 
 
-def build() -> MCPServer:
+def build(*, expose: bool = False) -> MCPServer:
     server = MCPServer("policy-demo")
 
     @server.tool()
@@ -43,13 +46,15 @@ def build() -> MCPServer:
         """A config that carries a credential."""
         return "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789 region=eu"
 
-    install_policies(server, compile_policies(POLICIES))
+    install_policies(server, compile_policies(POLICIES), expose_interceptors=expose)
     return server
 
 
 if __name__ == "__main__":
-    app = build()
-    if len(sys.argv) > 1:
-        app.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    args = sys.argv[1:]
+    app = build(expose="--expose" in args)
+    ports = [arg for arg in args if arg != "--expose"]
+    if ports:
+        app.run(transport="streamable-http", host="127.0.0.1", port=int(ports[0]))
     else:
         app.run()

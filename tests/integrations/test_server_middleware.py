@@ -9,10 +9,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from gateway_harness import free_port, running, text_of
+from gateway_harness import free_port, raw_request, running, text_of
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+
+from policy_engine.server import EXTENSION_ID
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "policy_server.py"
@@ -72,12 +74,21 @@ async def check_principal_rule_without_a_principal_blocks(client: Client) -> Non
     assert caught.value.data["validationErrors"][0]["interceptor"] == "integ-needs-admin"
 
 
+async def check_interceptors_are_not_exposed_by_default(client: Client) -> None:
+    assert EXTENSION_ID not in (client.server_capabilities.experimental or {})
+    for method in ("interceptors/list", "interceptor/invoke"):
+        with anyio.fail_after(30), pytest.raises(MCPError) as caught:
+            await raw_request(client, method, {})
+        assert caught.value.code == -32601, method
+
+
 CHECKS = [
     check_passed_call,
     check_blocked_call_is_the_sep_error,
     check_result_is_redacted_before_it_leaves,
     check_hidden_tool_is_not_listed_and_not_callable,
     check_principal_rule_without_a_principal_blocks,
+    check_interceptors_are_not_exposed_by_default,
 ]
 
 
