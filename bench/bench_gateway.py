@@ -12,6 +12,10 @@ cached between calls.
 - HTTP: the Python SDK client over streamable HTTP to the backend (direct) or
   to ``gateway --http`` whose backend is the same server over HTTP; 1 client,
   or 16 clients each with its own session, concurrently.
+- Sessionless fronts (``--stateless`` only): the pass-through gateway over HTTP
+  with a session per client (2025-11-25), ``--stateless`` (2025-11-25, each
+  request answered on its own through shared backend connections), and
+  2026-07-28 requests (sessionless by protocol), against the same HTTP backend.
 
     python bench/bench_gateway.py            # full run
     python bench/bench_gateway.py --quick    # fewer calls
@@ -200,7 +204,7 @@ async def http_process(argv: list[str], port: int) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def http_clients(url: str, count: int) -> AsyncIterator[list[Any]]:
+async def http_clients(url: str, count: int, mode: str = "legacy") -> AsyncIterator[list[Any]]:
     from contextlib import AsyncExitStack
 
     import httpx2
@@ -213,7 +217,7 @@ async def http_clients(url: str, count: int) -> AsyncIterator[list[Any]]:
             http = await stack.enter_async_context(httpx2.AsyncClient(timeout=60))
             transport = streamable_http_client(url, http_client=http)
             clients.append(
-                await stack.enter_async_context(Client(transport, mode="legacy", cache=None))
+                await stack.enter_async_context(Client(transport, mode=mode, cache=None))
             )
         yield clients
 
@@ -304,6 +308,51 @@ async def bench_http(rounds: int, slices: int) -> dict[str, dict[str, float]]:
     return results
 
 
+async def bench_sessionless(rounds: int, slices: int) -> dict[str, dict[str, float]]:
+    os.environ.setdefault("FLOW_KEY", "bench-fleet-key-0123456789")
+    backend_port, stateful_port, stateless_port = free_port(), free_port(), free_port()
+    results: dict[str, dict[str, float]] = {}
+    async with http_process(backend_argv("http", backend_port), backend_port) as backend_url:
+        target = f"b={backend_url}"
+        stateful = gateway_argv([], target, "--http", f"127.0.0.1:{stateful_port}")
+        stateless = gateway_argv(
+            [], target, "--http", f"127.0.0.1:{stateless_port}", "--stateless",
+            "--flow-key-env", "FLOW_KEY",
+        )  # fmt: skip
+        async with (
+            http_process(stateful, stateful_port) as stateful_url,
+            http_process(stateless, stateless_port) as stateless_url,
+        ):
+            for count in (1, 16):
+                async with (
+                    http_clients(stateful_url, count) as sessions,
+                    http_clients(stateless_url, count) as no_sessions,
+                    http_clients(stateful_url, count, mode="auto") as modern,
+                ):
+                    groups = {"session": sessions, "stateless": no_sessions, "2026": modern}
+                    contenders = {name: _http_batch(c) for name, c in groups.items()}
+                    for batch in contenders.values():  # warm up
+                        for i in range(20):
+                            await batch(3_000_000 + i * count)
+                    samples = await interleaved(contenders, rounds, count, slices)
+                    results[f"fronts x{count}"] = {n: median(v) for n, v in samples.items()}
+    return results
+
+
+def report_sessionless(results: dict[str, dict[str, float]]) -> list[str]:
+    lines = [
+        f"{'case':<10} {'session ms':>11} {'stateless ms':>13} {'2026 ms':>9} "
+        f"{'stateless/session':>18} {'2026/session':>13}"
+    ]
+    for case, row in results.items():
+        session, stateless, modern = row["session"], row["stateless"], row["2026"]
+        lines.append(
+            f"{case:<10} {session:>11.3f} {stateless:>13.3f} {modern:>9.3f} "
+            f"{stateless / session:>18.3f} {modern / session:>13.3f}"
+        )
+    return lines
+
+
 def _http_batch(clients: list[Any]) -> Callable[[int], Awaitable[None]]:
     """One call on every client at once."""
 
@@ -335,12 +384,24 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--serve-backend", choices=["stdio", "http"])
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--stateless", action="store_true", help="only the sessionless fronts' comparison"
+    )
     args = parser.parse_args()
     if args.serve_backend:
         serve_backend(args.serve_backend, args.port)
         return
     rounds, slices = (20, 3) if args.quick else (60, 5)
     started = time.monotonic()
+    if args.stateless:
+        fronts = anyio.run(bench_sessionless, max(rounds // 3, 5), slices)
+        print("pass-through gateway over HTTP, per call, medians over interleaved rounds")
+        for line in report_sessionless(fronts):
+            print(line)
+        print(f"({time.monotonic() - started:.0f} s, {os.cpu_count()} cores)")
+        if args.json:
+            args.json.write_text(json.dumps(fronts, indent=2) + "\n")
+        return
     results = anyio.run(bench_stdio, rounds, slices)
     results.update(anyio.run(bench_http, max(rounds // 3, 5), slices))
     print(f"bench_gateway: policies = {', '.join(p.name for p in SHIPPED)}")

@@ -34,6 +34,7 @@ ALLOWED = {
         "chain",
         "interception",
         "server",
+        "flow",
         "gateway",
         "__init__",
     },

@@ -11,13 +11,22 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import click
 
 from .exit_codes import ExitCode
+from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
 from .serve import parse_listen
+
+
+def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
+    """A ``--flow-*`` flag given on the command line wins over the config's ``[flow]``."""
+    source = click.get_current_context().get_parameter_source(name)
+    given = source is not None and source is not click.core.ParameterSource.DEFAULT
+    return flag if given or name not in config else config[name]
 
 
 @click.command()
@@ -34,7 +43,10 @@ from .serve import parse_listen
 @click.option("--http", "listen", help="Serve streamable HTTP on HOST:PORT instead of stdio.")
 @click.option("--auth-token-env", help="HTTP only: require this env var's value as bearer token.")
 @click.option(
-    "--stateless", is_flag=True, help="HTTP only: no sessions (not supported by the gateway yet)."
+    "--stateless",
+    is_flag=True,
+    help="HTTP only: no server-side sessions, so replicas can share a load balancer "
+    "(needs --flow-key-env; flow rules need --flow-store).",
 )
 @click.option(
     "--side",
@@ -65,6 +77,7 @@ from .serve import parse_listen
     "`policyc replay` (created owner-only: it holds raw payloads).",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Trace every message to stderr.")
+@flow_options
 def gateway(
     paths: tuple[str, ...],
     backends: tuple[str, ...],
@@ -83,6 +96,11 @@ def gateway(
     log_payloads: bool,
     record: str | None,
     verbose: bool,
+    flow_store: str | None,
+    flow_key_env: str | None,
+    flow_ttl: float,
+    flow_max_entries: int,
+    flow_max_sessions: int,
 ) -> None:
     """Put policies in the path of MCP traffic between a client and its servers."""
     from ..gateway import ConfigError, GatewayDecisionLog, load_config, options_from_flags
@@ -122,8 +140,16 @@ def gateway(
         options.listen = parse_listen(listen)
     if options.listen is None and (auth_token_env or options.stateless):
         fail("--auth-token-env and --stateless need --http")
-    if options.stateless:
-        fail("--stateless is not supported by the gateway yet: each HTTP session has a backend")
+    flow_store = _flag_or(options.flow, "flow_store", flow_store)
+    flow_key_env = _flag_or(options.flow, "flow_key_env", flow_key_env)
+    flow_ttl = _flag_or(options.flow, "flow_ttl", flow_ttl)
+    flow_max_entries = _flag_or(options.flow, "flow_max_entries", flow_max_entries)
+    flow_max_sessions = _flag_or(options.flow, "flow_max_sessions", flow_max_sessions)
+    if options.stateless and not flow_key_env:
+        fail(
+            "--stateless needs --flow-key-env: its session ids are signed with that key, "
+            "and every replica must check them with the same one"
+        )
     if auth_token_env:
         try:
             options.auth_token = token_from_env(auth_token_env)
@@ -137,9 +163,19 @@ def gateway(
     if not options.verbose:
         for noisy in ("mcp", "httpx", "httpx2", "uvicorn.access"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
-    options.providers = (
-        [compile_or_exit(tuple(str(p) for p in options.policies))] if (options.policies) else []
+    flows = flow_runtime(flow_store, flow_key_env, flow_ttl, flow_max_entries, flow_max_sessions)
+    policy_set = (
+        compile_or_exit(tuple(str(p) for p in options.policies), flows=flows)
+        if options.policies
+        else None
     )
+    if options.stateless and flow_store is None and policy_set and policy_set.has_flow_rules:
+        fail(
+            "--stateless with flow rules needs --flow-store: a replica would remember only "
+            "what it saw, and a flow split across replicas would pass"
+        )
+    options.providers = [policy_set] if policy_set is not None else []
+    options.session_key = flows.fingerprinter
     from ..gateway.decision_log import TrafficRecorder, observers
     from ..server.decision_log import DecisionLogError
 

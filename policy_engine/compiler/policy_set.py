@@ -175,6 +175,11 @@ class PolicySet:
                     compiled.name, compiled.flows, compiled.resolved.servers, labels
                 )
 
+    @property
+    def has_flow_rules(self) -> bool:
+        """Whether any validator keeps session flow state (hosts check where it lives)."""
+        return any(compiled.flows for compiled in self._interceptors.values())
+
     # -- InterceptorProvider -------------------------------------------------
 
     def descriptors(self) -> list[InterceptorDescriptor]:

@@ -8,6 +8,8 @@ A thin host around :mod:`policy_engine.interception`. Modules, one job each:
 - ``config``: the TOML config file and its ``--check``
 - ``decision_log``: one JSON line per chain run
 - ``serve`` / ``http``: the stdio and streamable HTTP fronts
+- ``stateless`` / ``shared``: the HTTP fronts without sessions (``--stateless``,
+  2026-07-28), many callers multiplexed into one shared gateway session
 """
 
 from .backend import BackendConfigError, BackendSpec

@@ -25,8 +25,16 @@ import httpx2
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.message import SessionMessage
+from mcp.shared.inbound import (
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    MCP_PROTOCOL_VERSION_HEADER,
+    NAME_BEARING_METHODS,
+    encode_header_value,
+)
+from mcp.shared.message import ClientMessageMetadata, SessionMessage
 from mcp_types import (
+    PROTOCOL_VERSION_META_KEY,
     ErrorData,
     JSONRPCError,
     JSONRPCMessage,
@@ -35,6 +43,7 @@ from mcp_types import (
     JSONRPCResponse,
     RequestId,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR
@@ -222,8 +231,12 @@ class Backend:
     async def send(self, message: JSONRPCMessage) -> None:
         if self._write is None:
             raise BackendGone("the backend is not connected")
+        metadata = None
+        if self.spec.url is not None and isinstance(message, JSONRPCRequest):
+            headers = modern_headers(message.method, message.params)
+            metadata = ClientMessageMetadata(headers=headers) if headers else None
         try:
-            await self._write.send(SessionMessage(message))
+            await self._write.send(SessionMessage(message, metadata=metadata))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as err:
             raise BackendGone("the backend's connection is closed") from err
 
@@ -308,6 +321,21 @@ class Backend:
         return InterceptorError(
             INTERNAL_ERROR, "Backend unavailable", {"server": self.name, "reason": reason}
         )
+
+
+def modern_headers(method: str, params: dict[str, Any] | None) -> dict[str, str]:
+    """The routing headers a 2026-07-28 request needs over streamable HTTP (none for the
+    handshake era): its envelope's version, its method, and the name it bears."""
+    meta = (params or {}).get("_meta")
+    version = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
+    if version not in MODERN_PROTOCOL_VERSIONS:
+        return {}
+    headers = {MCP_PROTOCOL_VERSION_HEADER: str(version), MCP_METHOD_HEADER: method}
+    key = NAME_BEARING_METHODS.get(method)
+    name = (params or {}).get(key) if key is not None else None
+    if isinstance(name, str):
+        headers[MCP_NAME_HEADER] = encode_header_value(name)
+    return headers
 
 
 def describe(err: BaseException) -> str:

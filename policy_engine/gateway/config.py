@@ -39,11 +39,19 @@ _TOP = {
     "log_payloads",
     "verbose",
     "http",
+    "flow",
     "backends",
     "interceptors",
     "overrides",
 }
 _HTTP = {"listen", "auth_token_env", "stateless", "allowed_hosts"}
+_FLOW: dict[str, type | tuple[type, ...]] = {
+    "store": str,
+    "key_env": str,
+    "ttl_s": (int, float),
+    "max_entries": int,
+    "max_sessions": int,
+}
 _BACKEND = {
     "name",
     "command",
@@ -156,6 +164,7 @@ def _build(raw: dict[str, Any], lines: _Lines, base: Path) -> GatewayOptions:
     if "record" in raw:
         options.record = want(raw["record"], str, lines.key("record"), "x")
     _http(raw.get("http"), options, lines)
+    _flow(raw.get("flow"), options, lines)
     backends = want(raw.get("backends", []), list, lines.table("backends"), "backends")
     for index, entry in enumerate(backends):
         options.backends.append(_backend(entry, lines, lines.table("backends", index), base))
@@ -200,6 +209,24 @@ def _http(section: Any, options: GatewayOptions, lines: _Lines) -> None:
         options.auth_token = token
     options.stateless = bool(section.get("stateless", False))
     options.allowed_hosts = tuple(str(h) for h in section.get("allowed_hosts", []))
+
+
+def _flow(section: Any, options: GatewayOptions, lines: _Lines) -> None:
+    """``[flow]``: the ``--flow-*`` options; checked here, used as the CLI uses the flags."""
+    if section is None:
+        return
+    line = lines.table("flow")
+    if not isinstance(section, dict):
+        raise lines.error(line, "`flow` must be a table")
+    _unknown(lines, section, set(_FLOW), line, "[flow]")
+    for key, value in section.items():
+        kind = _FLOW[key]
+        at = lines.key(key, line)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise lines.error(at, f"`{key}` has the wrong type")
+        if isinstance(value, int | float) and value < 1:
+            raise lines.error(at, f"`{key}` must be at least 1")
+        options.flow[f"flow_{key.removesuffix('_s')}"] = value
 
 
 def _command(value: Any, lines: _Lines, line: int) -> tuple[str, ...]:

@@ -41,6 +41,25 @@ class Routes:
         return self.tools if method.startswith("tools/") else self.prompts
 
 
+CACHE_HINTS = ("resultType", "cacheScope", "ttlMs")
+"""The 2026-07-28 fields of a list result besides its items (required there)."""
+
+
+def merge_cache_hints(hints: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A merged list's 2026-07-28 caching fields: the strictest of its parts (private if
+    any part is or says nothing, the shortest time to live, 0 if any part has none)."""
+    if not any(hints):
+        return {}
+    scopes = [h.get("cacheScope") for h in hints]
+    ttls = [h.get("ttlMs") for h in hints]
+    known = [t for t in ttls if isinstance(t, int) and not isinstance(t, bool)]
+    return {
+        "resultType": "complete",
+        "cacheScope": "public" if all(s == "public" for s in scopes) else "private",
+        "ttlMs": min(known) if len(known) == len(ttls) else 0,
+    }
+
+
 def merge_named(
     method: str, pages: Sequence[tuple[str, dict[str, Any]]], routes: Routes
 ) -> dict[str, Any]:

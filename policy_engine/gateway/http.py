@@ -4,9 +4,11 @@ Each MCP session the client opens gets the SDK's own streamable HTTP server
 transport, so the wire is exactly the SDK's (SSE streams for what relates to a
 request, a GET stream for the rest), and a gateway session of its own with its
 own backend connections: a backend's per-session state (its handshake, its
-subscriptions) is never shared between clients. The hardening is the server
-package's: loopback by default, Host/Origin checks, bearer-token auth, a body
-size limit, at most ``max_sessions`` sessions, idle sessions closed.
+subscriptions) is never shared between clients. 2026-07-28 requests, which
+have no session, and every request under ``--stateless`` are answered one by
+one instead (:mod:`.stateless`). The hardening is the server package's:
+loopback by default, Host/Origin checks, bearer-token auth, a body size limit,
+at most ``max_sessions`` sessions, idle sessions closed.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ import anyio
 import uvicorn
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
-from mcp_types import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types import INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from policy_engine.flow import Fingerprinter
 from policy_engine.interception import Interception
 from policy_engine.server.auth import BearerTokenMiddleware
 from policy_engine.server.http_app import MCP_PATH, listen, security_settings
@@ -34,6 +37,7 @@ from policy_engine.server.rejections import RejectionLog
 
 from .serve import GatewayOptions, session_options
 from .session import GatewaySession
+from .stateless import ModernFront, SealedInputKeys, SessionSigner, StatelessFront
 
 logger = logging.getLogger("policyc.gateway")
 
@@ -59,12 +63,40 @@ class _Sessions:
         host = options.listen[0] if options.listen else "127.0.0.1"
         self.security = security_settings(host, options.allowed_hosts)
         self.live: dict[str, StreamableHTTPServerTransport] = {}
+        key = options.session_key or Fingerprinter()
+        input_keys = SealedInputKeys(key)
+        self.modern = ModernFront(
+            interception,
+            lambda: session_options(options, interception, "sessionless", shared=True),
+            tg,
+            self.security,
+            input_keys,
+        )
+        self.stateless: StatelessFront | None = None
+        if options.stateless:
+            assert options.session_key is not None, "--stateless needs a session key"
+            self.stateless = StatelessFront(
+                interception,
+                session_options(options, interception, "stateless", shared=True),
+                SessionSigner(key),
+                self.security,
+                input_keys,
+            )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].rstrip("/") != MCP_PATH:
             await _plain(send, 404, b"not found")
             return
         headers = dict(scope["headers"])
+        version = headers.get(b"mcp-protocol-version")
+        if version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
+            # As the SDK routes: the version header alone picks the era; the modern
+            # front's ladder answers an unknown version with -32022.
+            await self.modern(scope, receive, send)
+            return
+        if self.stateless is not None:
+            await self.stateless(scope, receive, send)
+            return
         session_id = headers.get(MCP_SESSION_ID_HEADER.lower().encode())
         if session_id is not None:
             transport = self.live.get(session_id.decode("latin-1"))
@@ -72,16 +104,6 @@ class _Sessions:
                 await _plain(send, 404, b"session not found")
                 return
             await transport.handle_request(scope, receive, send)
-            return
-        version = headers.get(b"mcp-protocol-version")
-        if version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
-            # 2026-07-28 requests are sessionless; over HTTP the gateway serves the
-            # handshake era only. -32022 naming those versions makes an SDK client
-            # in auto mode fall back to `initialize`.
-            supported = {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS)}
-            await _rpc_error(
-                send, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", supported
-            )
             return
         if scope["method"] == "POST":
             body = await _read_body(receive)
@@ -191,9 +213,10 @@ def build_app(
     tg: TaskGroup,
     limits: TransportLimits,
     rejections: RejectionLog,
-) -> ASGIApp:
+) -> tuple[ASGIApp, _Sessions]:
     """Outermost first: bearer auth, the request guard (body bounds, strict framing), sessions."""
-    app: ASGIApp = _Sessions(options, interception, tg, limits)
+    sessions = _Sessions(options, interception, tg, limits)
+    app: ASGIApp = sessions
     app = RequestGuard(
         app,
         max_body_bytes=limits.max_message_bytes,
@@ -202,11 +225,12 @@ def build_app(
     )
     if options.auth_token is not None:
         app = BearerTokenMiddleware(app, options.auth_token)
-    return app
+    return app, sessions
 
 
-async def serve_http(options: GatewayOptions, interception: Interception) -> None:
-    """Serve until cancelled or signalled."""
+async def serve_http(options: GatewayOptions, interception: Interception) -> str | None:
+    """Serve until cancelled or signalled; the fatal reason, if a stateless front's
+    backends stopped for good (the replica exits, for its supervisor to restart)."""
     from policy_engine.server.http_app import _AnnouncingServer, _serve_until_cancelled
 
     assert options.listen is not None
@@ -215,9 +239,18 @@ async def serve_http(options: GatewayOptions, interception: Interception) -> Non
     rejections = RejectionLog()
     sock = listen(host, port, auth_configured=options.auth_token is not None)
     bound: int = sock.getsockname()[1]
+    fatal: list[str] = []
     async with anyio.create_task_group() as tg:
+        app, sessions = build_app(options, interception, tg, limits, rejections)
+
+        def stop(reason: str) -> None:
+            fatal.append(reason)
+            tg.cancel_scope.cancel()
+
+        if sessions.stateless is not None:
+            await sessions.stateless.start(tg, stop)
         config = uvicorn.Config(
-            build_app(options, interception, tg, limits, rejections),
+            app,
             log_level="warning",
             access_log=False,
             lifespan="off",
@@ -234,6 +267,7 @@ async def serve_http(options: GatewayOptions, interception: Interception) -> Non
         finally:
             sock.close()
             tg.cancel_scope.cancel()
+    return fatal[0] if fatal else None
 
 
 __all__ = ["build_app", "serve_http"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import secrets
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from policy_engine.chain import InterceptorChain, Selector, ServerSpec
+from policy_engine.flow import Fingerprinter
 from policy_engine.interception import BlockStyle, ChainRun, Interception, Role
 from policy_engine.wire import InterceptorOverrides, InterceptorProvider
 
@@ -38,6 +40,10 @@ class GatewayOptions:
     listen: tuple[str, int] | None = None
     auth_token: str | None = field(default=None, repr=False)
     stateless: bool = False
+    flow: dict[str, Any] = field(default_factory=dict)
+    """The config file's ``[flow]`` table (``--flow-*`` options by their parameter names)."""
+    session_key: Fingerprinter | None = field(default=None, repr=False)
+    """Signs ``--stateless`` session ids; every replica needs the same (``--flow-key-env``)."""
     allowed_hosts: tuple[str, ...] = ()
     decision_log: str | None = None
     record: str | None = None
@@ -118,8 +124,14 @@ async def open_interception(
 
 
 def session_options(
-    options: GatewayOptions, interception: Interception, session_id: str | None = None
+    options: GatewayOptions,
+    interception: Interception,
+    session_id: str | None = None,
+    *,
+    shared: bool = False,
 ) -> SessionOptions:
+    """``shared``: the session serves many callers, one request at a time each (no
+    stream back to a client, and lists learned before the calls they govern)."""
     service = exposed_service(interception.chain) if options.expose_interceptors else None
     return SessionOptions(
         backends=list(options.backends),
@@ -128,6 +140,8 @@ def session_options(
         errlog=sys.stderr,
         interceptor_capability=capability(service) if service is not None else {},
         service=service,
+        back_channel=not shared,
+        learn_lists=shared,
     )
 
 
@@ -135,9 +149,12 @@ async def serve_stdio(options: GatewayOptions, interception: Interception) -> st
     """Serve this process's stdin/stdout until the client leaves; the fatal reason, if any."""
     from policy_engine.server.stdio import stdio_transport
 
+    # One process, one session; its id is unique so that gateways sharing a flow store
+    # (or a log collector) never mistake one another's sessions for their own.
+    session_id = f"stdio-{secrets.token_hex(8)}"
     async with stdio_transport() as (read_stream, write_stream):
         session = GatewaySession(
-            interception, session_options(options, interception, "stdio"), write_stream
+            interception, session_options(options, interception, session_id), write_stream
         )
         await session.run(read_stream)
         return session.fatal
@@ -168,6 +185,5 @@ async def run_gateway(options: GatewayOptions, log: Any = None) -> str | None:
         if options.listen is not None:
             from .http import serve_http
 
-            await serve_http(options, interception)
-            return None
+            return await serve_http(options, interception)
         return await serve_stdio(options, interception)

@@ -5,6 +5,11 @@ streamable HTTP session). Each client request runs in a task of its own so a
 slow call never holds up the others; a ``notifications/cancelled`` cancels
 that task, which cancels the request on the backend too, and a cancelled
 request gets no answer (as MCP asks). Every other request gets exactly one.
+
+A front without sessions (``shared``) multiplexes many callers into one
+session: it submits each request with the caller's own view of the chain,
+which the request's task carries (a context variable) into everything the
+request causes, such as the listing that learns what a filter hides.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -19,6 +25,7 @@ import anyio
 from anyio.abc import TaskGroup
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import (
+    PROTOCOL_VERSION_META_KEY,
     ErrorData,
     JSONRPCError,
     JSONRPCMessage,
@@ -28,13 +35,22 @@ from mcp_types import (
     RequestId,
 )
 
-from policy_engine.interception import Interception, InterceptionSession, Refuse
+from policy_engine.interception import LISTS, Interception, InterceptionSession, Refuse
 from policy_engine.server import EXTENSION_ID, INVOKE_METHOD, LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
-from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS
+from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
 from .backend import Backend, BackendError, BackendSpec, describe
-from .federation import NAMED_LISTS, URI_LISTS, Routes, merge_handshakes, merge_named, merge_uris
+from .federation import (
+    CACHE_HINTS,
+    NAMED_LISTS,
+    URI_LISTS,
+    Routes,
+    merge_cache_hints,
+    merge_handshakes,
+    merge_named,
+    merge_uris,
+)
 
 logger = logging.getLogger("policyc.gateway")
 
@@ -57,6 +73,25 @@ class SessionOptions:
     interceptor_capability: dict[str, Any] = field(default_factory=dict)
     service: InterceptorService | None = None
     """Answers the SEP methods itself (``--expose-interceptors``); else they are forwarded."""
+    back_channel: bool = True
+    """Whether requests from a backend can reach the client. A stateless front has no
+    session stream to carry them: they are refused, and the backend is told why."""
+    learn_lists: bool = False
+    """List a kind through the chain before a call of it, when this connection has not:
+    a stateless replica must know what a filtered list hides without having served it."""
+
+
+@dataclass(frozen=True)
+class _RequestScope:
+    """What one client request brings that the session does not know: its caller's view
+    (filtered lists, flow session) and its 2026-07-28 envelope, for requests it causes."""
+
+    chain: InterceptionSession
+    envelope: dict[str, Any] | None
+
+
+_SCOPE: ContextVar[_RequestScope | None] = ContextVar("gateway_request", default=None)
+_CALL_LISTS = {kind.call: (method, kind.key) for method, kind in LISTS.items()}
 
 
 class BackendStartError(RuntimeError):
@@ -104,6 +139,9 @@ class GatewaySession:
         self._handshake: tuple[str, dict[str, Any] | None] | None = None
         self._ready: dict[str, anyio.Event] = {}
         self._tg: TaskGroup | None = None
+        self._requests: TaskGroup | None = None
+        self.ready = anyio.Event()
+        """Set once the backends are connected and :meth:`submit` may be called."""
         self.fatal: str | None = None
 
     # the session's life
@@ -122,6 +160,8 @@ class GatewaySession:
                         f"backend {backend.name} could not be started: {describe(err)}"
                     ) from None
             async with anyio.create_task_group() as requests:
+                self._requests = requests
+                self.ready.set()
                 async for item in front_read:
                     if isinstance(item, Exception):
                         continue
@@ -178,12 +218,47 @@ class GatewaySession:
         for backend in self._order:
             await backend.notify(message.method, outcome.payload)
 
-    async def _serve_request(self, request: JSONRPCRequest, scope: anyio.CancelScope) -> None:
+    def submit(self, request: JSONRPCRequest, view: InterceptionSession) -> None:
+        """Serve one request for a front that multiplexes callers (ids already unique),
+        with that caller's own view of the chain."""
+        assert self._requests is not None, "submit before the session is ready"
+        scope = anyio.CancelScope()
+        self._inflight[request.id] = scope
+        self._requests.start_soon(self._serve_request, request, scope, view)
+
+    def cancel(self, request_id: RequestId) -> None:
+        scope = self._inflight.get(request_id)
+        if scope is not None:
+            scope.cancel()
+
+    async def open_handshake(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The gateway's own ``initialize`` with every backend, for a front whose clients
+        share these connections; the (merged) result answers their handshakes."""
+        reply = await self._handshake_with("initialize", params)
+        for backend in self._order:
+            await backend.notify("notifications/initialized", None)
+        assert reply.result is not None
+        return reply.result
+
+    def _chain(self) -> InterceptionSession:
+        scope = _SCOPE.get()
+        return scope.chain if scope is not None else self.chain
+
+    async def _serve_request(
+        self,
+        request: JSONRPCRequest,
+        scope: anyio.CancelScope,
+        view: InterceptionSession | None = None,
+    ) -> None:
         reply = _Reply(error=ErrorData(code=INTERNAL_ERROR, message="Internal error"))
         meta = (request.params or {}).get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if isinstance(token, str | int):
             self._progress[token] = request.id
+        envelope = None
+        if isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta:
+            envelope = {k: v for k, v in meta.items() if k != "progressToken"}
+        entered = _SCOPE.set(_RequestScope(view or self.chain, envelope))
         with scope:
             try:
                 reply = await self._handle(request.method, request.params)
@@ -200,6 +275,7 @@ class GatewaySession:
                         data={"reason": type(err).__name__},
                     )
                 )
+        _SCOPE.reset(entered)
         self._inflight.pop(request.id, None)
         if token is not None:
             self._progress.pop(token, None)
@@ -247,11 +323,16 @@ class GatewaySession:
         return await self._call(backend, method, params)
 
     async def _call(self, backend: Backend, method: str, params: dict[str, Any] | None) -> _Reply:
-        outcome = await self.chain.client_request(method, params, server=backend.name)
+        chain = self._chain()
+        listing = _CALL_LISTS.get(method)
+        learn = listing is not None and self.options.learn_lists
+        if learn and listing is not None and chain.needs_listing(listing[0], backend.name):
+            await self._whole_list(backend, *listing)
+        outcome = await chain.client_request(method, params, server=backend.name)
         if isinstance(outcome, Refuse):
             return _refused(outcome)
         result = await self._request(backend, method, outcome.payload)
-        answer = await self.chain.client_response(method, result, server=backend.name)
+        answer = await chain.client_response(method, result, server=backend.name)
         if isinstance(answer, Refuse):
             return _refused(answer)
         return _Reply(result=answer.payload)
@@ -323,12 +404,15 @@ class GatewaySession:
         failure is the answer.
         """
         pages: list[tuple[str, dict[str, Any]]] = []
+        hints: list[dict[str, Any]] = []
         failures: list[_Reply] = []
         key = NAMED_LISTS.get(method) or URI_LISTS[method]
         for backend in self._order:
-            items, failure = await self._whole_list(backend, method, key)
+            hint: dict[str, Any] = {}
+            items, failure = await self._whole_list(backend, method, key, hint)
             if failure is None:
                 pages.append((backend.name, {key: items}))
+                hints.append(hint)
                 continue
             error = failure.error
             if error is not None and error.message == _BLOCKED:
@@ -339,16 +423,21 @@ class GatewaySession:
         if not pages and failures:
             return failures[0]
         merge = merge_named if method in NAMED_LISTS else merge_uris
-        return _Reply(result=merge(method, pages, self.routes))
+        return _Reply(result={**merge(method, pages, self.routes), **merge_cache_hints(hints)})
 
     async def _whole_list(
-        self, backend: Backend, method: str, key: str
+        self, backend: Backend, method: str, key: str, hint: dict[str, Any] | None = None
     ) -> tuple[list[Any], _Reply | None]:
+        """Every page of one backend's list; ``hint`` gets the last page's 2026 fields."""
         items: list[Any] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
+            params: dict[str, Any] | None = {"cursor": cursor} if cursor else None
+            scope = _SCOPE.get()
+            if scope is not None and scope.envelope is not None:
+                params = {**(params or {}), "_meta": scope.envelope}  # 2026-07-28 asks one
             try:
-                reply = await self._call(backend, method, {"cursor": cursor} if cursor else None)
+                reply = await self._call(backend, method, params)
             except InterceptorError as err:
                 return items, _error(err)
             except BackendError as err:
@@ -356,6 +445,8 @@ class GatewaySession:
             if reply.error is not None or reply.result is None:
                 return items, reply
             items.extend(reply.result.get(key) or [])
+            if hint is not None:
+                hint.update({k: reply.result[k] for k in CACHE_HINTS if k in reply.result})
             cursor = reply.result.get("nextCursor")
             if not isinstance(cursor, str):
                 return items, None
@@ -379,6 +470,13 @@ class GatewaySession:
     async def _backend_request(self, backend: Backend, request: JSONRPCRequest) -> None:
         logger.debug("%s -> %s (id %s)", backend.name, request.method, request.id)
         method = request.method
+        if not self.options.back_channel:
+            reason = f"the gateway has no session stream to the client (--stateless): {method}"
+            refusal = ErrorData(
+                code=INVALID_REQUEST, message="No back channel", data={"reason": reason}
+            )
+            await backend.answer(request.id, None, refusal)
+            return
         outcome = await self.chain.server_request(method, request.params, server=backend.name)
         if isinstance(outcome, Refuse):
             await backend.answer(request.id, None, _refusal_error(outcome))

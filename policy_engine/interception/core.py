@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from policy_engine.chain import InterceptorChain, chain_error, side_for
 from policy_engine.wire import (
@@ -218,6 +218,18 @@ def blocked_result(error: InterceptorError) -> dict[str, Any]:
     }
 
 
+class InputKeys(Protocol):
+    """Names for 2026-07-28 input requests that say, to whoever holds the key, which method
+    each answers: a host that sees a retried request without having seen the result
+    that asked (another replica) still checks each input response under the right event."""
+
+    def seal(self, key: str, method: str, session_id: str | None) -> str: ...
+
+    def open(self, sealed: str, session_id: str | None) -> tuple[str, str] | None:
+        """``(key, method)``, or ``None`` for a name this host's key did not seal."""
+        ...
+
+
 class InterceptionSession:
     """One connection's view: what its lists hid and which input requests are open."""
 
@@ -227,10 +239,16 @@ class InterceptionSession:
         *,
         session_id: str | None = None,
         principal: Principal | None = None,
+        input_keys: InputKeys | None = None,
     ) -> None:
+        """``input_keys`` for a view that does not see all of a caller's requests (a
+        stateless replica): input requests are renamed with sealed names and the input
+        responses renamed back, each checked under the method its name carries; a
+        response under any other name is refused. Without it, this view remembers."""
         self.core = core
         self.session_id = session_id
         self.principal = principal
+        self.input_keys = input_keys
         # (call method, server) -> {hidden identifier: interceptor that hid it}
         self._hidden: dict[tuple[str, str | None], dict[str, str]] = {}
         self._inputs: OrderedDict[str, str] = OrderedDict()
@@ -345,6 +363,19 @@ class InterceptionSession:
 
     # lists and what they hid
 
+    def needs_listing(self, method: str, server: str | None) -> bool:
+        """Whether a policy filters this list and this connection has not seen it since
+        the last :meth:`forget`: a host that must enforce hidden elements without having
+        served the list (a stateless replica) lists it first."""
+        kind = LISTS[method]
+        return self.core.hooked(method, "response") and (kind.call, server) not in self._hidden
+
+    def forget(self, method: str) -> None:
+        """Drop what this list hid (its backend announced a change): learn it anew."""
+        call = LISTS[method].call
+        for key in [key for key in self._hidden if key[0] == call]:
+            del self._hidden[key]
+
     def _remember_hidden(
         self,
         kind: ListKind,
@@ -392,7 +423,10 @@ class InterceptionSession:
             outcome = await self.server_request(method, request.get("params"), server=server)
             if isinstance(outcome, Refuse):
                 return outcome
-            checked[key] = {**request, "params": outcome.payload}
+            name = key
+            if self.input_keys is not None:
+                name = self.input_keys.seal(key, method, self.session_id)
+            checked[name] = {**request, "params": outcome.payload}
         return Forward({**result, "inputRequests": checked})
 
     async def _input_responses(self, responses: Any, server: str | None) -> Outcome:
@@ -400,6 +434,18 @@ class InterceptionSession:
             return Forward(responses)
         checked: dict[str, Any] = {}
         for key, response in responses.items():
+            if self.input_keys is not None:
+                opened = self.input_keys.open(key, self.session_id)
+                if opened is None or not isinstance(response, dict):
+                    why = "an input response that answers no input request of this gateway"
+                    item = validation_error_item("gateway", "error", why)
+                    return self.core.refuse_with("inputResponses", chain_validation_failed([item]))
+                original, sealed_method = opened
+                outcome = await self.server_response(sealed_method, response, server=server)
+                if isinstance(outcome, Refuse):
+                    return outcome
+                checked[original] = outcome.payload
+                continue
             method = self._inputs.get(key) or _guess_input_method(response)
             if method is None or not isinstance(response, dict):
                 checked[key] = response
@@ -411,6 +457,8 @@ class InterceptionSession:
         return Forward(checked)
 
     def _remember_input(self, key: str, method: str) -> None:
+        if self.input_keys is not None:
+            return
         self._inputs[key] = method
         self._inputs.move_to_end(key)
         while len(self._inputs) > _MAX_REMEMBERED_INPUTS:

@@ -111,6 +111,27 @@ def http_gateway(*args: str, policies: Sequence[Path] | None = None) -> Iterator
         yield url
 
 
+@asynccontextmanager
+async def front_client(
+    front: str, *args: str, policies: Sequence[Path] | None = None, **client_options: Any
+) -> AsyncIterator[Client]:
+    """An SDK client of a gateway whose front is ``stdio`` or ``http`` (127.0.0.1)."""
+    if front == "stdio":
+        async with gateway_client(*args, policies=policies, **client_options) as client:
+            yield client
+        return
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    client_options.setdefault("mode", "legacy")
+    with http_gateway(*args, policies=policies) as url:
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http), **client_options) as client,
+        ):
+            yield client
+
+
 @contextmanager
 def everything_http() -> Iterator[str]:
     port = free_port()

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from policy_engine.gateway.federation import Routes, merge_handshakes, merge_named, merge_uris
+from policy_engine.gateway.federation import (
+    Routes,
+    merge_cache_hints,
+    merge_handshakes,
+    merge_named,
+    merge_uris,
+)
 
 
 def test_colliding_names_are_prefixed_for_every_owner() -> None:
@@ -33,6 +39,19 @@ def test_adding_a_backend_never_renames_unique_names() -> None:
         Routes(),
     )
     assert one["prompts"][0]["name"] == two["prompts"][0]["name"] == "p"
+
+
+def test_a_merged_2026_list_caches_as_strictly_as_its_strictest_part() -> None:
+    public = {"resultType": "complete", "cacheScope": "public", "ttlMs": 60_000}
+    private = {"resultType": "complete", "cacheScope": "private", "ttlMs": 5_000}
+    assert merge_cache_hints([public, private]) == private
+    assert merge_cache_hints([public, public]) == public
+    assert merge_cache_hints([public, {"resultType": "complete"}]) == {
+        "resultType": "complete",
+        "cacheScope": "private",
+        "ttlMs": 0,
+    }
+    assert merge_cache_hints([{}, {}]) == {}  # 2025 lists carry none
 
 
 def test_first_backend_owns_a_uri() -> None:

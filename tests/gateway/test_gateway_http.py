@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -12,11 +13,15 @@ import httpx2
 import mcp_types as types
 import pytest
 from gateway_harness import (
+    RECORDER,
     calls,
     everything_http,
+    free_port,
+    front_client,
     gateway_client,
     http_gateway,
     recorder,
+    running,
     text_of,
 )
 from mcp import Client
@@ -92,22 +97,93 @@ async def test_http_backend() -> None:
                 await client.call_tool("get-env", {})
 
 
-async def test_http_front_serves_the_handshake_era(tmp_path: Path) -> None:
+async def test_2026_sessions_reach_an_http_backend(tmp_path: Path) -> None:
+    """Both ends over HTTP: the gateway stamps the routing headers a 2026-07-28 request
+    needs (its version, method and name) on what it forwards."""
     log = tmp_path / "calls.log"
+    port = free_port()
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"answer": "blue"})
+
+    argv = [sys.executable, str(RECORDER), str(log), str(port)]
+    with running(argv, port) as backend, anyio.fail_after(LIMIT):
+        async with front_client(
+            "http", "--backend", f"rec={backend}", mode="auto", elicitation_callback=elicit
+        ) as client:
+            assert client.protocol_version == "2026-07-28"
+            assert text_of(await client.call_tool("echo", {"text": "far"})) == "far"
+            answer = text_of(await client.call_tool("ask", {"question": "colour?"}))
+            assert "state=ask-1" in answer and "blue" in answer
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("ask", {"question": "your password?"})
+            assert caught.value.code == -32602
+    assert asked == ["colour?"]
+    assert [c["tool"] for c in calls(log)] == ["echo", "ask", "ask", "ask"]
+
+
+async def test_http_front_serves_both_eras(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    accept = {"Accept": "application/json, text/event-stream"}
     with http_gateway("--backend", recorder(log)) as url, anyio.fail_after(LIMIT):
-        # A request that is not `initialize` opens no session (and starts no backend).
         async with httpx2.AsyncClient() as raw:
+            # A 2025 request that is not `initialize` opens no session (and starts no backend).
             stray = await raw.post(
-                url,
-                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                headers={"Accept": "application/json, text/event-stream"},
+                url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=accept
             )
             assert stray.status_code == 400
             assert stray.json()["error"]["code"] == -32600
-        # An SDK client in auto mode probes 2026-07-28, is told -32022, and falls back.
+            # A version the gateway does not speak is told which it does, as the SDK does.
+            future = await raw.post(
+                url,
+                json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+                headers={**accept, "MCP-Protocol-Version": "2099-01-01"},
+            )
+            assert future.status_code == 400
+            assert future.json()["error"]["code"] == -32602  # no envelope: the first rung
+            # An input response to no input request the gateway sealed is refused, not passed.
+            envelope = {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+            retried = {
+                "name": "ask",
+                "arguments": {"question": "colour?"},
+                "inputResponses": {"q": {"answer": "blue"}},
+                "requestState": "ask-1",
+                "_meta": envelope,
+            }
+            odd = await raw.post(
+                url,
+                json={"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": retried},
+                headers={
+                    **accept,
+                    "MCP-Protocol-Version": "2026-07-28",
+                    "Mcp-Method": "tools/call",
+                    "Mcp-Name": "ask",
+                },
+            )
+            assert odd.json()["error"]["code"] == -32602
+            assert "answers no input request" in odd.text
+        # An SDK client in auto mode speaks 2026-07-28, one sessionless POST per request.
         async with (
             httpx2.AsyncClient(timeout=30) as http,
             Client(streamable_http_client(url, http_client=http), mode="auto") as client,
         ):
-            assert client.protocol_version == "2025-11-25"
+            assert client.protocol_version == "2026-07-28"
             assert text_of(await client.call_tool("echo", {"text": "auto"})) == "auto"
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("shell_exec", {"command": "ls"})
+            assert caught.value.code == -32602
+            # Hidden before it was ever listed: the gateway lists through the chain first.
+            with pytest.raises(MCPError) as hidden:
+                await client.call_tool("internal_debug", {})
+            assert "hidden by policy" in str(hidden.value.data)
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "internal_debug" not in names and "echo" in names
+        async with http_client(url) as client:
+            assert client.protocol_version == "2025-11-25"
+            assert text_of(await client.call_tool("echo", {"text": "legacy"})) == "legacy"
+    assert [c["tool"] for c in calls(log)] == ["echo", "echo"]

@@ -1,5 +1,6 @@
 """Traffic beyond one request and its answer: progress, cancellation, and what the backend
-asks of the client (sampling, elicitation) on a 2025-11-25 and a 2026-07-28 session."""
+asks of the client (sampling, elicitation) on a 2025-11-25 and a 2026-07-28 session, the
+latter over stdio and over the streamable HTTP front."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from gateway_harness import calls, gateway_client, recorder, text_of
+from gateway_harness import calls, front_client, gateway_client, recorder, text_of
 from mcp.shared.exceptions import MCPError
 
 LIMIT = 30
 SESSIONS = [
-    pytest.param("legacy", "2025-11-25", id="2025-11-25"),
-    pytest.param("auto", "2026-07-28", id="2026-07-28"),
+    pytest.param("stdio", "legacy", "2025-11-25", id="stdio-2025-11-25"),
+    pytest.param("stdio", "auto", "2026-07-28", id="stdio-2026-07-28"),
+    pytest.param("http", "auto", "2026-07-28", id="http-2026-07-28"),
 ]
 
 
@@ -78,11 +80,14 @@ def _sample(reply: str, asked: list[str]) -> Any:
     return callback
 
 
-@pytest.mark.parametrize(("mode", "version"), SESSIONS)
-async def test_elicitation_passes_and_is_checked(tmp_path: Path, mode: str, version: str) -> None:
+@pytest.mark.parametrize(("front", "mode", "version"), SESSIONS)
+async def test_elicitation_passes_and_is_checked(
+    tmp_path: Path, front: str, mode: str, version: str
+) -> None:
     asked: list[str] = []
     with anyio.fail_after(LIMIT):
-        async with gateway_client(
+        async with front_client(
+            front,
             "--backend",
             recorder(tmp_path / "calls.log"),
             mode=mode,
@@ -99,11 +104,14 @@ async def test_elicitation_passes_and_is_checked(tmp_path: Path, mode: str, vers
             assert asked == ["favourite colour?"]
 
 
-@pytest.mark.parametrize(("mode", "version"), SESSIONS)
-async def test_elicitation_answer_is_checked(tmp_path: Path, mode: str, version: str) -> None:
+@pytest.mark.parametrize(("front", "mode", "version"), SESSIONS)
+async def test_elicitation_answer_is_checked(
+    tmp_path: Path, front: str, mode: str, version: str
+) -> None:
     asked: list[str] = []
     with anyio.fail_after(LIMIT):
-        async with gateway_client(
+        async with front_client(
+            front,
             "--backend",
             recorder(tmp_path / "calls.log"),
             mode=mode,
@@ -120,11 +128,14 @@ async def test_elicitation_answer_is_checked(tmp_path: Path, mode: str, version:
     assert "hunter2" not in str(caught.value.data)
 
 
-@pytest.mark.parametrize(("mode", "version"), SESSIONS)
-async def test_sampling_is_checked_both_ways(tmp_path: Path, mode: str, version: str) -> None:
+@pytest.mark.parametrize(("front", "mode", "version"), SESSIONS)
+async def test_sampling_is_checked_both_ways(
+    tmp_path: Path, front: str, mode: str, version: str
+) -> None:
     asked: list[str] = []
     with anyio.fail_after(LIMIT):
-        async with gateway_client(
+        async with front_client(
+            front,
             "--backend",
             recorder(tmp_path / "calls.log"),
             mode=mode,
@@ -137,3 +148,19 @@ async def test_sampling_is_checked_both_ways(tmp_path: Path, mode: str, version:
             with pytest.raises(MCPError):
                 await client.call_tool("summarize", {"text": "exfiltrate the keys"})
     assert asked == ["the weather"]
+
+
+@pytest.mark.parametrize("front", ["stdio", "http"])
+async def test_two_backends_federated_on_a_2026_session(tmp_path: Path, front: str) -> None:
+    """The merged lists carry what 2026-07-28 requires of a list (resultType, cacheScope,
+    ttlMs), and a prefixed name reaches its owner."""
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    backends = ["--backend", recorder(a, "a"), "--backend", recorder(b, "b")]
+    with anyio.fail_after(LIMIT):
+        async with front_client(front, *backends, mode="auto") as client:
+            assert client.protocol_version == "2026-07-28"
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"a__echo", "b__echo"} <= names
+            assert not any(name.endswith("internal_debug") for name in names)
+            assert text_of(await client.call_tool("b__echo", {"text": "to b"})) == "to b"
+    assert [c["tool"] for c in calls(b)] == ["echo"] and calls(a) == []

@@ -1,4 +1,6 @@
-"""The official TypeScript SDK as an unmodified client of the gateway, over stdio and HTTP."""
+"""The official TypeScript SDK as an unmodified client of the gateway, over stdio and HTTP
+(stateful, and a `--stateless` replica). The installed SDK speaks the 2025 handshake era
+only, so its sessions are 2025-11-25 ones."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from balancer import FLOW_KEY
 from gateway_harness import HERE, ROOT, calls, gateway_argv, http_gateway, recorder
 
 SCRIPT = HERE / "ts" / "gateway_client.mjs"
@@ -25,15 +28,22 @@ async def run_ts_client(*args: str) -> dict[str, Any]:
     return report
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_typescript_client_through_the_gateway(tmp_path: Path, transport: str) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http", "stateless"])
+async def test_typescript_client_through_the_gateway(
+    tmp_path: Path, transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = tmp_path / "calls.log"
     if transport == "stdio":
         report = await run_ts_client(
             "stdio", sys.executable, *gateway_argv("--backend", recorder(log))
         )
-    else:
+    elif transport == "http":
         with http_gateway("--backend", recorder(log)) as url:
+            report = await run_ts_client("http", url)
+    else:
+        monkeypatch.setenv("FLOW_KEY", FLOW_KEY)
+        stateless = ("--stateless", "--flow-key-env", "FLOW_KEY")
+        with http_gateway("--backend", recorder(log), *stateless) as url:
             report = await run_ts_client("http", url)
     assert report["serverVersion"]["name"] == "recorder"
     assert "echo" in report["tools"] and "internal_debug" not in report["tools"]
@@ -42,6 +52,9 @@ async def test_typescript_client_through_the_gateway(tmp_path: Path, transport: 
     assert report["blocked"]["data"]["validationErrors"][0]["interceptor"] == "tool-guard"
     assert report["redacted"]["ok"] and "jane.doe@example.com" not in report["redacted"]["text"]
     assert report["hidden"]["code"] == -32602
+    assert [c["tool"] for c in calls(log)] == ["echo", "lookup_user", "summarize"]
+    if transport == "stateless":  # no stream carries the backend's sampling request
+        assert report["sampled"]["code"] == -32600
+        return
     assert report["sampled"]["ok"]
     assert "carol@example.com" not in report["sampled"]["text"]
-    assert [c["tool"] for c in calls(log)] == ["echo", "lookup_user", "summarize"]
