@@ -85,6 +85,9 @@ def matchable(text: str) -> str:
 
 
 _GROUP = "_policyc"
+# Past this many patterns a Set is not worth building (match_groups splits its
+# own Sets at the same size, to keep each within RE2's memory budget).
+MAX_SET_PATTERNS = 256
 _SEPARATOR = "\n"
 # The binding's unanchored search: `_Regexp._match` without its per-match
 # Python work (offset decoding, group-name lookups).
@@ -213,6 +216,17 @@ def _value_span(match: Any, group: int) -> tuple[int, int]:
     return span
 
 
+def _search_set(regexes: Sequence[str]) -> Any:
+    """An unanchored `re2.Set` of ``regexes``, or None past the size one Set holds well."""
+    if not regexes or len(regexes) > MAX_SET_PATTERNS:
+        return None
+    chunk = re2.Set.SearchSet(re2_options())
+    for regex in regexes:
+        chunk.Add(regex)
+    chunk.Compile()
+    return chunk
+
+
 def _group_indexes(alternation: re2._Regexp[str] | None, count: int) -> list[int]:
     """The group number of each pattern's own group in an `_alternation`."""
     if alternation is None:
@@ -263,6 +277,7 @@ class TextMatcher:
         self._batchable = self._any is not None and all(
             context_free(spec.regex) for spec in self.specs
         )
+        self._alone_set: Any = None
         if self._batchable:
             lines = [PatternSpec(s.label, line_mode(s.regex), s.check) for s in self.specs]
             self._line_any = _alternation(lines)
@@ -271,6 +286,24 @@ class TextMatcher:
                 (i, re2.compile(lines[i].regex, re2_options())) for i, _ in self._alone
             ]
             self._joined_groups = _group_indexes(self._line_joined, len(joinable))
+            self._alone_set = _search_set([lines[i].regex for i, _ in self._alone])
+
+    def _occurring_alone(self, data: bytes) -> list[tuple[int, re2._Regexp[str]]]:
+        """The line-mode passes worth running over ``data``: those whose pattern occurs.
+
+        One `re2.Set` scan says which of them match anywhere; a pattern that
+        does not occur can have no candidate, so its pass is skipped. A Set
+        out of DFA memory reports nothing at all, so an empty answer runs
+        every pass.
+        """
+        if self._alone_set is None or len(self._line_alone) < 2:
+            return self._line_alone
+        # The stubs say bool; at run time it is the list of matching indexes.
+        present: Any = self._alone_set.Match(data)
+        if not present:
+            return self._line_alone
+        wanted = set(present)
+        return [pass_ for k, pass_ in enumerate(self._line_alone) if k in wanted]
 
     def matching(
         self, texts: Sequence[str], joined: Callable[[], tuple[bytes, list[int]]] | None = None
@@ -363,7 +396,7 @@ class TextMatcher:
             return -1
 
         joined = self._line_joined if lines else self._joined
-        alone = self._line_alone if lines else self._alone
+        alone = self._occurring_alone(data) if lines else self._alone
         if joined is not None:
             binding = _binding(joined)
             groups = self._joined_groups if lines else self._plain_groups
