@@ -60,29 +60,32 @@ def check_bounds(payload: Any, limits: Limits, interceptor: str) -> int:
     budget = limits.max_bytes
     max_depth = limits.max_depth
     stack: list[tuple[Any, int]] = [(payload, 1)]
+    pop = stack.pop
     push = stack.append
+    # Locals, not builtins: this loop runs once per value of every message.
+    str_, dict_, list_, int_, bool_, float_ = str, dict, list, int, bool, float
     while stack:
-        value, depth = stack.pop()
+        value, depth = pop()
         kind = type(value)
-        if kind is dict or kind is list or isinstance(value, dict | list):
+        if kind is dict_ or kind is list_ or isinstance(value, dict | list):
             if depth > max_depth:
                 raise payload_too_deep(interceptor, limits)
-            budget -= 2 + len(value)
             if isinstance(value, dict):
-                budget -= 3 * len(value) + sum(map(len, value))
-                items = value.values()
+                budget -= 2 + 4 * len(value) + sum(map(len, value))
+                items: Any = value.values()
             else:
+                budget -= 2 + len(value)
                 items = value
             below = depth + 1
             for item in items:
                 kind = type(item)
-                if kind is str:
+                if kind is str_:
                     budget -= len(item) + 2
-                elif kind is dict or kind is list:
+                elif kind is dict_ or kind is list_:
                     push((item, below))
-                elif kind is int or kind is bool or item is None:
+                elif kind is int_ or kind is bool_ or item is None:
                     budget -= 5
-                elif kind is float:
+                elif kind is float_:
                     budget -= 5
                     if not isfinite(item):
                         raise non_finite(interceptor, "payload", payload)
