@@ -24,12 +24,9 @@ from types import TracebackType
 from typing import Any, Self, TextIO
 
 import anyio
-import httpx2
 import mcp_types as types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
@@ -47,7 +44,7 @@ from policy_engine.wire.errors import INTERNAL_ERROR, timed_out
 
 from .rediscovery import Drift, compare, drift_error
 from .servers import ServerSpec
-from .stdio_transport import stdio_transport
+from .transports import client_transport
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +56,6 @@ _CONNECTION_CLOSED = types.CONNECTION_CLOSED
 _ENVELOPE_KEYS = ("resultType", "_meta")
 _INVOKE_RESULT: TypeAdapter[ValidationResult | MutationResult] = TypeAdapter(InvokeResult)
 # connect/write limits for HTTP; the read side is bounded by the chain's timeouts.
-_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 # How long closing may take (a stdio server exiting, an HTTP session DELETE).
 _CLOSE_GRACE_S = 5.0
 # The deadline of an invoke that names none: a hung server (or one answering
@@ -336,19 +332,15 @@ class RemoteProvider:
 
     def _transport(self, stack: AsyncExitStack) -> Any:
         spec = self.spec
-        if spec.url is not None:
-            headers = {"Authorization": f"Bearer {spec.bearer_token}"} if spec.bearer_token else {}
-            http = httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT)
-            stack.push_async_callback(http.aclose)
-            return streamable_http_client(spec.url, http_client=http)
-        assert spec.command
-        params = StdioServerParameters(
-            command=spec.command[0],
-            args=list(spec.command[1:]),
-            env=dict(spec.env) if spec.env is not None else None,
+        return client_transport(
+            stack,
+            url=spec.url,
+            bearer_token=spec.bearer_token,
+            command=spec.command,
+            env=spec.env,
             cwd=spec.cwd,
+            errlog=self._errlog or sys.stderr,
         )
-        return stdio_transport(params, errlog=self._errlog or sys.stderr)
 
     def _failure(self, message: str, reason: str) -> InterceptorError:
         return InterceptorError(INTERNAL_ERROR, message, {"server": self.id, "reason": reason})

@@ -17,6 +17,7 @@ from ..language.diagnostics import render_text
 from ..language.pipeline import check_paths, expand_paths
 from .diagnostic_output import format_option, print_diagnostics
 from .exit_codes import ExitCode
+from .impact_options import seed_option
 from .inputs import compile_or_exit, fail
 
 ANALYSIS_CODES = frozenset({"W301", "W304", "W320", "W321", "W322"})
@@ -32,7 +33,7 @@ ANALYSIS_CODES = frozenset({"W301", "W304", "W320", "W321", "W322"})
     show_default=True,
     help="Also run N generated messages per hook and list rules that never fired.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Generator seed.")
+@seed_option
 def analyze(paths: tuple[str, ...], output_format: str, sample: int, seed: int) -> None:
     """Find rules that can never fire, are shadowed, or are always overwritten."""
     files = expand_paths(paths)

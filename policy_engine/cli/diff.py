@@ -12,7 +12,7 @@ import anyio
 import click
 
 from .exit_codes import ExitCode
-from .impact_options import finish, report_options
+from .impact_options import finish, report_options, seed_option
 from .inputs import compile_or_exit, fail
 
 
@@ -36,7 +36,7 @@ from .inputs import compile_or_exit, fail
     show_default=True,
     help="Seconds for the behavioural comparison; what is not tried is reported.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Generator seed.")
+@seed_option
 @report_options
 def diff(
     old_path: str,

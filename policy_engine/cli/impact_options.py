@@ -1,4 +1,4 @@
-"""Options and output shared by `policyc replay` and `policyc diff`."""
+"""Options and output shared by `policyc replay`, `policyc diff` and `policyc analyze`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from ..language.model import PolicySetModel
 from .exit_codes import ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Generator seed.")
 
 
 def report_options(command: F) -> F:

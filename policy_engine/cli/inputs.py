@@ -46,7 +46,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def printable(text: str) -> str:
-    """``text`` with each lone surrogate written as its ``\\uXXXX`` escape.
+    """``text`` with each lone surrogate written as a JSON escape (``\\ud800``).
 
     JSON allows a lone surrogate (``"\\ud800"``) and payloads may carry one, but
     no terminal encoding can print it. In JSON output the escape is the same

@@ -21,10 +21,7 @@ from typing import Any, Literal, TextIO
 from urllib.parse import urlsplit
 
 import anyio
-import httpx2
 from anyio.abc import TaskGroup, TaskStatus
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.inbound import (
     MCP_METHOD_HEADER,
     MCP_NAME_HEADER,
@@ -45,6 +42,7 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from policy_engine.chain.transports import client_transport
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR
 
@@ -52,7 +50,6 @@ logger = logging.getLogger("policyc.gateway")
 
 OnExit = Literal["restart", "exit"]
 DEFAULT_TIMEOUT_S = 60.0
-_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 BACKEND_TIMEOUT = -32001
 """JSON-RPC code of a request the backend did not answer in time (the SDK's REQUEST_TIMEOUT)."""
 
@@ -191,16 +188,15 @@ class Backend:
 
     def _transport(self, stack: AsyncExitStack) -> Any:
         spec = self.spec
-        if spec.url is not None:
-            headers = {"Authorization": f"Bearer {spec.bearer_token}"} if spec.bearer_token else {}
-            http = httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT)
-            stack.push_async_callback(http.aclose)
-            return streamable_http_client(spec.url, http_client=http)
-        assert spec.command
-        params = StdioServerParameters(
-            command=spec.command[0], args=list(spec.command[1:]), env=spec.env, cwd=spec.cwd
+        return client_transport(
+            stack,
+            url=spec.url,
+            bearer_token=spec.bearer_token,
+            command=spec.command,
+            env=spec.env,
+            cwd=spec.cwd,
+            errlog=self._errlog or sys.stderr,
         )
-        return stdio_client(params, errlog=self._errlog or sys.stderr)
 
     async def _read_loop(self, read: Any, tg: TaskGroup) -> None:
         async for item in read:

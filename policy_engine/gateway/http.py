@@ -19,7 +19,6 @@ import uuid
 from typing import Any
 
 import anyio
-import uvicorn
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp_types import INVALID_REQUEST
@@ -30,7 +29,7 @@ from policy_engine.flow import Fingerprinter
 from policy_engine.interception import Interception
 from policy_engine.server.auth import BearerTokenMiddleware
 from policy_engine.server.http_app import MCP_PATH, listen, security_settings
-from policy_engine.server.http_connections import guarded_protocol
+from policy_engine.server.http_connections import guarded_config
 from policy_engine.server.http_guard import RequestGuard
 from policy_engine.server.limits import TransportLimits
 from policy_engine.server.rejections import RejectionLog
@@ -249,15 +248,7 @@ async def serve_http(options: GatewayOptions, interception: Interception) -> str
 
         if sessions.stateless is not None:
             await sessions.stateless.start(tg, stop)
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=2,
-            http=guarded_protocol(limits.header_timeout, limits.connections(), rejections),
-            timeout_keep_alive=limits.idle_timeout,  # type: ignore[arg-type]
-        )
+        config = guarded_config(app, limits, rejections, lifespan="off")
 
         def announce() -> None:
             logger.info("serving on http://%s:%d%s", host, bound, MCP_PATH)

@@ -165,20 +165,29 @@ def install_policies(
     """
     stack = _middleware_list(server)
     chain = local_chain(policies, overrides=overrides)
-    middleware = PolicyMiddleware(
-        Interception(
-            chain,
-            acts_for="server",
-            block_style=block_style,
-            chain_timeout_ms=chain_timeout_ms,
-            observer=observer,
-        ),
-        principal=principal,
-    )
+    middleware = _middleware(chain, block_style, chain_timeout_ms, observer, principal)
     if expose_interceptors:
         _expose(server, chain)
     stack.append(middleware)
     return middleware
+
+
+def _middleware(
+    chain: InterceptorChain,
+    block_style: BlockStyle,
+    chain_timeout_ms: int | None,
+    observer: Callable[[ChainRun], None] | None,
+    principal: Principal | Identify | None,
+) -> PolicyMiddleware:
+    """The middleware over ``chain``, acting for the server."""
+    interception = Interception(
+        chain,
+        acts_for="server",
+        block_style=block_style,
+        chain_timeout_ms=chain_timeout_ms,
+        observer=observer,
+    )
+    return PolicyMiddleware(interception, principal=principal)
 
 
 @asynccontextmanager
@@ -206,16 +215,7 @@ async def open_policies(
         overrides=overrides,
         default_timeout_ms=interceptor_timeout_ms,
     ) as chain:
-        middleware = PolicyMiddleware(
-            Interception(
-                chain,
-                acts_for="server",
-                block_style=block_style,
-                chain_timeout_ms=chain_timeout_ms,
-                observer=observer,
-            ),
-            principal=principal,
-        )
+        middleware = _middleware(chain, block_style, chain_timeout_ms, observer, principal)
         withdraw = _expose(server, chain) if expose_interceptors else None
         stack.append(middleware)
         try:

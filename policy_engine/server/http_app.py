@@ -24,7 +24,7 @@ from starlette.types import ASGIApp
 from .app import build_server
 from .auth import BearerTokenMiddleware
 from .decision_log import DecisionLog
-from .http_connections import guarded_protocol
+from .http_connections import guarded_config
 from .http_guard import RequestGuard
 from .http_sessions import SessionLimiter
 from .limits import TransportLimits
@@ -231,15 +231,7 @@ async def serve_http(
         rejections=rejections,
     )
     bound_port: int = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=2,
-        http=guarded_protocol(limits.header_timeout, limits.connections(), rejections),
-        timeout_keep_alive=limits.idle_timeout,  # type: ignore[arg-type]
-    )
+    config = guarded_config(app, limits, rejections, lifespan="on")
 
     def announce() -> None:
         if ready is not None:
