@@ -20,8 +20,8 @@ Sections (each a table of medians and ratios, all measured in this run):
   (``cedarpy``, pre-parsed ``PolicySet`` and ``Entities``) and in Invariant
   (``invariant-ai``'s ``LocalPolicy``). Cedar and Invariant cannot redact, so
   they appear only here. Decisions are cross-checked on allow and deny cases.
-* ``bounds``: policyc's payload size and depth walk alone, which every invoke
-  pays before any rule runs.
+* ``bounds``: policyc's payload bounds check alone (size, depth, non-finite
+  numbers), which each message pays once before any rule runs.
 * ``regex``: a validator with 10, 100 and 1,000 ``matches`` rules on one field,
   against the same regexes looped by hand, one RE2 alternation, and one
   ``re2.Set``: how per-invoke cost grows with the number of rules.
@@ -796,7 +796,7 @@ class Bench:
                         engines["invariant (full trace)"] = lambda p: invariant.sampling(p, True)
                 # Not an engine: the part of policyc's time spent on the size
                 # and depth walk that every invoke does before any rule runs.
-                engines["(policyc's bounds walk alone)"] = lambda p: check_bounds(
+                engines["(policyc's bounds check alone)"] = lambda p: check_bounds(
                     p, Limits(), "bench"
                 )
                 # A pool of copies per contender (see `fresh`).
@@ -871,7 +871,7 @@ class Bench:
     # -- bounds ---------------------------------------------------------------
 
     def bounds(self) -> None:
-        print("## policyc's payload bounds walk alone (paid by every invoke)\n")
+        print("## policyc's payload bounds check alone (paid once per message)\n")
         limits = Limits()
         rows = []
         out: dict[str, Any] = {}

@@ -64,7 +64,9 @@ _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LUHN_MIN_DIGITS = 2
 
 
-_DOUBLED = (0, 2, 4, 6, 8, 1, 3, 5, 7, 9)  # Luhn's doubled digit, digits summed
+# Luhn's doubled digit with its digits summed (7 -> 14 -> 5), as a text map, so
+# both halves of a number are summed as bytes in C.
+_DOUBLED = str.maketrans("0123456789", "0246813579")
 
 
 def luhn_valid(s: str) -> bool:
@@ -76,8 +78,9 @@ def luhn_valid(s: str) -> bool:
     digits = s.replace(" ", "").replace("-", "")
     if len(digits) < _LUHN_MIN_DIGITS or not (digits.isascii() and digits.isdigit()):
         return False
-    total = sum(map(int, digits[-1::-2])) + sum(_DOUBLED[int(d)] for d in digits[-2::-2])
-    return total % 10 == 0
+    kept = digits[-1::-2].encode()
+    doubled = digits[-2::-2].translate(_DOUBLED).encode()
+    return (sum(kept) + sum(doubled) - 48 * len(digits)) % 10 == 0
 
 
 # Total IBAN length per country (ISO 13616 registry). Not exhaustive: a country
@@ -100,6 +103,9 @@ IBAN_LENGTHS: Mapping[str, int] = MappingProxyType(
 )  # fmt: skip
 
 
+_IBAN_LETTERS = {ord(letter): str(10 + k) for k, letter in enumerate(_UPPER)}
+
+
 def iban_valid(s: str) -> bool:
     """True if ``s`` (spaces ignored, any case) is an IBAN with a valid mod-97 check.
 
@@ -114,15 +120,9 @@ def iban_valid(s: str) -> bool:
         return False
     if compact[2] not in _DIGITS or compact[3] not in _DIGITS:
         return False
-    remainder = 0
-    for ch in compact[4:] + compact[:4]:
-        if ch in _DIGITS:
-            remainder = (remainder * 10 + ord(ch) - 48) % 97
-        elif ch in _UPPER:
-            remainder = (remainder * 100 + ord(ch) - 55) % 97
-        else:
-            return False
-    return remainder == 1
+    # Letters become two digits (A is 10), and the whole is one integer.
+    number = (compact[4:] + compact[:4]).translate(_IBAN_LETTERS)
+    return number.isdigit() and int(number) % 97 == 1
 
 
 def high_entropy(s: str, min_bits_per_char: float = 3.0) -> bool:

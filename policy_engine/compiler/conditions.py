@@ -12,7 +12,6 @@ so `not`, `not matches`, `not like` and `unless` name the value that failed.
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from ..language import ast
 from ..language.model import ResolvedPattern
 from ..language.path_filters import element_path
 from ..language.path_syntax import parse_path
+from .json_size import json_size
 from .jsonpath import CompiledPath, compile_path, find_memoised
 from .match_groups import GroupIndex, MatchGroup, pattern_key
 from .matchers import GlobMatcher, TextMatcher, pattern_specs
@@ -101,12 +101,6 @@ def json_type(value: Any) -> str:
     if isinstance(value, list):
         return "list"
     return "object"
-
-
-def json_size(value: Any) -> int:
-    """Bytes of the compact JSON encoding, the size a limit talks about."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _shared_size(value: Any, ctx: EvalContext) -> int:
@@ -232,6 +226,13 @@ _STRING_MAPS: dict[str, Callable[[str], str]] = {
     "normalize": normalize_text,
 }
 
+# When a map changes none of a column's texts, read off their join: no `%`
+# leaves `url_decode` nothing to do, and ASCII text is its own NFKC form.
+_CHANGES_NOTHING: dict[str, Callable[[bytes], bool]] = {
+    "url_decode": lambda data: b"%" not in data,
+    "normalize": bytes.isascii,
+}
+
 
 def _call_operand(node: ast.Call, env: CompileEnv) -> OperandFn:
     argument = compile_operand(node.argument, env)
@@ -251,10 +252,13 @@ def _call_operand(node: ast.Call, env: CompileEnv) -> OperandFn:
         return keys
     if node.function in _STRING_MAPS:
         text_map = _STRING_MAPS[node.function]
+        changes_nothing = _CHANGES_NOTHING.get(node.function)
 
         def apply_text(ctx: EvalContext) -> list[Candidate]:
             candidates = argument(ctx)
             column = column_of(candidates, ctx.memo)
+            if changes_nothing is not None and changes_nothing(column.joined()[0]):
+                return column.strings(candidates, ctx.memo)
             mapped = [text_map(text) for text in column.texts]
             if all(new is old for new, old in zip(mapped, column.texts, strict=True)):
                 # Nothing to map: hand on the strings as they are, one list

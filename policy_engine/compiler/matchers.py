@@ -26,7 +26,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import re2
 
@@ -65,8 +65,13 @@ def pattern_specs(
     return specs
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
+    """One occurrence: its span in the string and the pattern's label.
+
+    A named tuple, not a dataclass: a message makes hundreds, and a tuple is
+    built in C.
+    """
+
     start: int
     end: int
     label: str
@@ -91,21 +96,26 @@ MAX_SET_PATTERNS = 256
 _SEPARATOR = "\n"
 # The binding's unanchored search: `_Regexp._match` without its per-match
 # Python work (offset decoding, group-name lookups).
-_UNANCHORED: Any = re2._Anchor.UNANCHORED  # type: ignore[attr-defined]
+UNANCHORED: Any = re2._Anchor.UNANCHORED  # type: ignore[attr-defined]
 
 
-def _binding(regex: re2._Regexp[str]) -> Any:
+def binding(regex: re2._Regexp[str]) -> Any:
     """The compiled RE2 object under the wrapper, whose `Match` is one C call."""
     return regex._regexp  # type: ignore[attr-defined]
 
 
-def _spans(binding: Any, data: bytes) -> Iterator[Any]:
+def found_in(compiled: Any, data: bytes) -> bool:
+    """Whether the compiled RE2 object (`binding`) matches anywhere in ``data``."""
+    return bool(compiled.Match(UNANCHORED, data, 0, len(data))[0][1] >= 0)
+
+
+def _spans(compiled: Any, data: bytes) -> Iterator[Any]:
     """Every match's group spans, in byte offsets, as the wrapper's finditer steps."""
     pos = 0
     end = len(data)
-    match = binding.Match
+    match = compiled.Match
     while True:
-        spans = match(_UNANCHORED, data, pos, end)
+        spans = match(UNANCHORED, data, pos, end)
         found = spans[0][1]
         if found < 0:
             return
@@ -190,11 +200,11 @@ def touched_segments(line_regex: re2._Regexp[str], data: bytes, starts: list[int
     """
     if not starts:
         return set()
-    binding = _binding(line_regex)
-    if binding.Match(_UNANCHORED, data, 0, len(data))[0][1] < 0:
+    compiled = binding(line_regex)
+    if not found_in(compiled, data):
         return set()
     touched: set[int] = set()
-    for spans in _spans(binding, data):
+    for spans in _spans(compiled, data):
         start, end = spans[0]
         first = bisect_right(starts, start) - 1
         last = bisect_right(starts, max(end - 1, start)) - 1
@@ -358,7 +368,7 @@ class TextMatcher:
             starts.append(offset)
             offset += length + 1
         assert self._line_any is not None
-        if _binding(self._line_any).Match(_UNANCHORED, data, 0, len(data))[0][1] < 0:
+        if not found_in(binding(self._line_any), data):
             return set()
         found, dirty = self._candidates(data, starts, lengths)
         last_end = 0
@@ -398,10 +408,10 @@ class TextMatcher:
         joined = self._line_joined if lines else self._joined
         alone = self._occurring_alone(data) if lines else self._alone
         if joined is not None:
-            binding = _binding(joined)
+            compiled = binding(joined)
             groups = self._joined_groups if lines else self._plain_groups
             index_of = self._joined_index
-            for spans in _spans(binding, data):
+            for spans in _spans(compiled, data):
                 start, end = spans[0]
                 if start == end:
                     continue
@@ -415,7 +425,7 @@ class TextMatcher:
         for index, regex in alone:
             check = self.specs[index].check
             group = self._value[index]
-            for spans in _spans(_binding(regex), data):
+            for spans in _spans(binding(regex), data):
                 start, end = spans[0]
                 if start == end:
                     continue
@@ -448,7 +458,7 @@ class TextMatcher:
         data = text.encode("utf-8")
         if (
             self._any is None
-            or _binding(self._any).Match(_UNANCHORED, data, 0, len(data))[0][1] < 0
+            or not found_in(binding(self._any), data)
         ):
             return
         found, _ = self._candidates(data, [0], [len(data)], lines=False)
@@ -518,4 +528,9 @@ class GlobMatcher:
             self._regex = None
 
     def matches(self, text: str) -> bool:
-        return self._regex is not None and self._regex.search(matchable(text)) is not None
+        if self._regex is None:
+            return False
+        data = matchable(text).encode("utf-8")
+        # The binding's search, not the wrapper's: a tool name is short, and
+        # the wrapper's own work per call is most of the cost.
+        return found_in(binding(self._regex), data)

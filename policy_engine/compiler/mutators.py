@@ -24,6 +24,7 @@ from .conditions import (
     compile_condition,
     compile_operand,
 )
+from .json_size import json_size
 from .jsonpath import KEEP, REMOVE, CompiledPath
 from .matchers import Hit, TextMatcher, pattern_specs
 from .trace import RuleEvent, RuleRef, Trace, elapsed_ms
@@ -56,7 +57,7 @@ class PatternRewrite:
     def apply(
         self, value: Any, table: HitTable, counts: Counts, growth: list[int] | None = None
     ) -> Any:
-        """``value`` rewritten; ``growth[0]`` gains how many characters that added."""
+        """``value`` rewritten; ``growth[0]`` gains how many bytes that added (`json_size`)."""
 
         def rewrite(text: str) -> str:
             hits = table.get(text)
@@ -66,7 +67,7 @@ class PatternRewrite:
                 return text
             new = substitute(text, hits, self.make, counts)
             if growth is not None:
-                growth[0] += len(new) - len(text)
+                growth[0] += json_size(new) - json_size(text)
             return new
 
         return map_strings(value, rewrite)
@@ -375,18 +376,15 @@ _SCALARS = (int, float, bool, type(None))
 
 
 def _size_change(old: Any, new: Any, delta: int) -> int | None:
-    """``delta`` plus what replacing ``old`` by ``new`` adds to the bounds estimate.
+    """``delta`` plus what replacing ``old`` by ``new`` adds to the payload's size.
 
     Only a string taking the place of a string or a scalar is followed (the
-    common redaction); anything else returns None, and the output is walked.
+    common redaction); anything else returns None, and the output is measured
+    again.
     """
-    if type(new) is not str:
+    if type(new) is not str or (type(old) is not str and type(old) not in _SCALARS):
         return None
-    if type(old) is str:
-        return delta + len(new) - len(old)
-    if type(old) in _SCALARS:
-        return delta + len(new) + 2 - 5
-    return None
+    return delta + json_size(new) - json_size(old)
 
 
 def _json_equal_fast(a: Any, b: Any) -> bool:

@@ -285,7 +285,7 @@ class PolicySet:
         if last is not None and last[0] is payload:
             return last[1], last[2]
         size = check_bounds(payload, self.limits, name)
-        shared: dict[int, Any] = {}
+        shared = _sizes_known(payload, size)
         self._last_bounded = (payload, size, shared)
         return size, shared
 
@@ -294,15 +294,16 @@ class PolicySet:
     ) -> None:
         """Remember a mutator's output as bounded when its size follows from the input's.
 
-        Rewriting strings with strings changes the estimate by the length
-        difference and never the depth; any other change leaves the output
-        to be walked by whoever invokes with it next.
+        Rewriting strings with strings changes the size by the difference of
+        their encodings and never the depth; any other change leaves the
+        output to be measured by whoever invokes with it next.
         """
         if not isinstance(result, MutationResult) or not result.modified:
             return
         delta = ctx.size_delta
         if delta is not None and size + delta <= self.limits.max_bytes:
-            self._last_bounded = (result.payload, size + delta, {})
+            output = result.payload
+            self._last_bounded = (output, size + delta, _sizes_known(output, size + delta))
 
     @staticmethod
     def _evaluate(
@@ -351,3 +352,8 @@ def compile_sources(
     """Like `compile_policies`, from in-memory text (or bytes) keyed by file name."""
     source_limits = limits.source if limits else None
     return compile_model(check_sources(sources, limits=source_limits), limits, flows=flows)
+
+
+def _sizes_known(payload: Any, size: int) -> dict[int, Any]:
+    """`EvalContext.shared` for a payload just measured: `size($)` is its size."""
+    return {id(payload): (payload, size)} if isinstance(payload, dict | list) else {}

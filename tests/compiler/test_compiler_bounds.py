@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
+import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from policy_engine.compiler import Limits, compile_sources
-from policy_engine.compiler.bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, check_bounds
+from policy_engine.compiler.bounds import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_DEPTH,
+    _walk_bounds,
+    check_bounds,
+)
+from policy_engine.compiler.json_size import json_size
 from policy_engine.wire.errors import INVALID_PARAMS, InterceptorError
 
 
@@ -83,17 +93,68 @@ def test_many_small_values_add_up() -> None:
         check_bounds({f"key{i}": None for i in range(200)}, limits, "i")
 
 
-def test_ascii_strings_are_counted_at_least_at_their_json_size() -> None:
-    # For ASCII text without escapes the estimate never undercounts.
-    for size in (10, 100, 997):
+def test_the_size_is_the_compact_json_size_exactly() -> None:
+    for size in (10, 100, 990, 991, 1200):
         payload = {"t": "y" * size}
         fits = len(json.dumps(payload, separators=(",", ":"))) <= 1000
         try:
-            check_bounds(payload, Limits(max_bytes=1000), "i")
-            accepted = True
+            measured = check_bounds(payload, Limits(max_bytes=1000), "i")
         except InterceptorError:
-            accepted = False
-        assert accepted <= fits
+            assert not fits
+        else:
+            assert fits and measured == json_size(payload)
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict | list):
+        items = value.values() if isinstance(value, dict) else value
+        return 1 + max((_depth(item) for item in items), default=0)
+    return 0
+
+
+# Strings full of what the depth reading must see past: brackets, quotes,
+# backslashes (escaped or escaping), control characters, non-ASCII.
+_TRICKY = st.text(alphabet='[]{}"\\\n\x00é😀ab:,', max_size=8)
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TRICKY,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TRICKY, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(_JSON, st.integers(0, 6))
+def test_the_encoded_check_agrees_with_the_walk(payload: Any, max_depth: int) -> None:
+    """Depth read from orjson's text, and the size, are those of the value itself."""
+    limits = Limits(max_depth=max_depth)
+    try:
+        size = check_bounds(payload, limits, "i")
+    except InterceptorError as error:
+        assert error.data is not None and error.data["limit"] == "maxPayloadDepth"
+        assert _depth(payload) > max_depth
+        with pytest.raises(InterceptorError):
+            _walk_bounds(payload, limits, "i")
+    else:
+        assert _depth(payload) <= max_depth
+        assert size == json_size(payload) == len(orjson.dumps(payload))
+
+
+def test_what_orjson_refuses_is_walked_and_measured_exactly() -> None:
+    lone = {"t": "\ud800 lone surrogate", "n": 2**70}
+    assert check_bounds(lone, Limits(), "i") == json_size(lone) > 0
+    with pytest.raises(InterceptorError) as raised:
+        check_bounds({"deep": nested(10), "big": 2**70}, Limits(max_depth=8), "i")
+    assert raised.value.data is not None and raised.value.data["limit"] == "maxPayloadDepth"
+
+
+@pytest.mark.parametrize("payload", [{"a": None, "n": math.nan}, [None, [math.inf]], -math.inf])
+def test_non_finite_numbers_are_refused_though_orjson_writes_them_as_null(payload: Any) -> None:
+    with pytest.raises(InterceptorError) as raised:
+        check_bounds(payload, Limits(), "i")
+    assert raised.value.data is not None and raised.value.data["field"] == "payload"
 
 
 POLICY = 'validator v {\n  on app/run request\n  deny if exists $..k "has k"\n}'

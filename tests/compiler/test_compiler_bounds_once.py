@@ -120,9 +120,29 @@ def test_size_is_encoded_once_per_payload_and_afresh_for_a_new_one(
     payload = copy.deepcopy(PAYLOAD)
     for name in ("small", "noted", "small"):
         policy.invoke_sync(name, "tools/call", "request", payload)
-    # `$` and `$.arguments` once each, however many invokes read them.
-    assert len(encoded) == 2
+    # `$.arguments` once, however many invokes read it; `size($)` is the size
+    # the bounds check measured, so `$` is never encoded again.
+    assert encoded == [payload["arguments"]]
     bigger = copy.deepcopy(PAYLOAD)
     bigger["arguments"]["pad"] = "x" * 20_000
     assert not policy.invoke_sync("small", "tools/call", "request", bigger).valid
-    assert len(encoded) == 3
+    assert len(encoded) == 1
+
+
+def test_the_measured_size_is_the_size_rules_see() -> None:
+    """`size($)` read from the bound equals encoding the payload, before and after
+    a string rewrite carried the size across a mutator."""
+    from policy_engine.compiler.json_size import json_size
+
+    source = SOURCE + SIZED.replace("small", "exact").replace(
+        'deny if size($) > 10000 "too big" code big',
+        f'deny if size($) == {json_size(PAYLOAD)} "same" code same',
+    )
+    policy = compile_sources({"p.policy": source})
+    payload = copy.deepcopy(PAYLOAD)
+    assert not policy.invoke_sync("exact", "tools/call", "request", payload).valid
+    scrubbed = policy.invoke_sync("scrub", "tools/call", "request", payload)
+    assert scrubbed.modified
+    after = scrubbed.payload
+    assert policy._last_bounded is not None and policy._last_bounded[0] is after
+    assert policy._last_bounded[1] == json_size(after)
