@@ -456,10 +456,7 @@ class TextMatcher:
         """
         text = matchable(text)
         data = text.encode("utf-8")
-        if (
-            self._any is None
-            or not found_in(binding(self._any), data)
-        ):
+        if self._any is None or not found_in(binding(self._any), data):
             return
         found, _ = self._candidates(data, [0], [len(data)], lines=False)
         hits = []
