@@ -327,7 +327,8 @@ def _ratio_rows(figures: list[Figures]) -> list[str]:
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     rounds = 300 if args.quick else 2000
     total = 2000 if args.quick else 10_000
-    clients, per_client = (10, 20) if args.quick else (50, 200)
+    # 16 clients: the load the issue-13 target names (1 client is the median).
+    clients, per_client = (16, 20) if args.quick else (16, 300)
     figures: list[Figures] = []
     for impl, transport in STDIO_RUNS:
         figures.append(await bench_stdio(impl, transport, rounds, total, args.window))

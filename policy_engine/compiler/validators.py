@@ -9,6 +9,7 @@ asks for it with `{value}`.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,34 +22,67 @@ from .trace import RuleEvent, RuleRef, Trace, elapsed_ms
 SEVERITIES: dict[str, Severity] = {"deny": "error", "warn": "warn", "info": "info"}
 _RANK = {"info": 0, "warn": 1, "error": 2}
 MAX_ECHO = 80
+# What a check's message may name.
+PLACEHOLDERS = frozenset({"path", "event", "phase", "interceptor", "value"})
 
 
-def render_message(template: str, values: dict[str, str]) -> str:
-    """Replace `{name}` placeholders in one pass; `{{` and `}}` are literal braces.
+@dataclass(frozen=True)
+class MessageTemplate:
+    """A rule message split once into literal text and the placeholders it uses.
 
-    One pass matters: a substituted path may itself contain `{value}` (it
-    comes from payload keys), and expanding that would echo a value the rule
-    never asked for. Unknown placeholders stay as written.
+    Splitting at compile time, not per message, and computing only the
+    placeholders a message names (an echoed `{value}` encodes JSON) keeps a
+    firing rule cheap.
     """
-    out: list[str] = []
-    i = 0
-    n = len(template)
-    while i < n:
-        char = template[i]
-        if char in "{}" and template.startswith(char * 2, i):
-            out.append(char)
-            i += 2
-            continue
-        if char == "{":
-            end = template.find("}", i + 1)
-            key = template[i + 1 : end] if end > 0 else None
-            if key is not None and key in values:
-                out.append(values[key])
-                i = end + 1
+
+    # Literal text at even positions, a placeholder's name at odd ones.
+    pieces: tuple[str, ...]
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(self.pieces[1::2])
+
+    @classmethod
+    def parse(cls, template: str, known: Iterable[str]) -> MessageTemplate:
+        """`{name}` for each name in ``known`` is a placeholder; `{{` and `}}` are
+        literal braces; any other brace stays as written."""
+        names = set(known)
+        pieces: list[str] = []
+        text: list[str] = []
+        i = 0
+        n = len(template)
+        while i < n:
+            char = template[i]
+            if char in "{}" and template.startswith(char * 2, i):
+                text.append(char)
+                i += 2
                 continue
-        out.append(char)
-        i += 1
-    return "".join(out)
+            if char == "{":
+                end = template.find("}", i + 1)
+                key = template[i + 1 : end] if end > 0 else None
+                if key is not None and key in names:
+                    pieces += ["".join(text), key]
+                    text = []
+                    i = end + 1
+                    continue
+            text.append(char)
+            i += 1
+        pieces.append("".join(text))
+        return cls(tuple(pieces))
+
+    def render(self, values: Mapping[str, str]) -> str:
+        """The message, in one pass: a substituted path may itself contain
+        `{value}` (it comes from payload keys), and expanding that would echo
+        a value the rule never asked for."""
+        pieces = self.pieces
+        if len(pieces) == 1:
+            return pieces[0]
+        return "".join(piece if k % 2 == 0 else values[piece] for k, piece in enumerate(pieces))
+
+
+def render_message(template: str, values: Mapping[str, str]) -> str:
+    """Replace `{name}` placeholders in one pass; unknown placeholders stay as written."""
+    return MessageTemplate.parse(template, values).render(values)
 
 
 def echo(value: Any) -> str:
@@ -64,7 +98,7 @@ class CompiledCheck:
     ref: RuleRef
     severity: Severity
     condition: ConditionFn
-    message: str
+    message: MessageTemplate
 
     def fire(self, ctx: EvalContext) -> Location | None:
         return self.condition(ctx)
@@ -77,7 +111,7 @@ def compile_check(lowered: ast.CheckRule, ref: RuleRef, env: CompileEnv) -> Comp
         ref,
         SEVERITIES[lowered.severity],
         compile_condition(lowered.condition, env, negate=lowered.unless),
-        message,
+        MessageTemplate.parse(message, PLACEHOLDERS),
     )
 
 
@@ -98,18 +132,19 @@ def run_validator(
         if location is None:
             continue
         path = format_location(location) if location else None
-        text = check.message
-        if "{" in text:
-            text = render_message(
-                text,
-                {
-                    "path": path or "$",
-                    "event": ctx.event,
-                    "phase": ctx.phase,
-                    "interceptor": name,
-                    "value": _value_at(ctx.payload, location),
-                },
-            )
+        template = check.message
+        if len(template.pieces) == 1:
+            text = template.pieces[0]
+        else:
+            values = {
+                "path": path or "$",
+                "event": ctx.event,
+                "phase": ctx.phase,
+                "interceptor": name,
+            }
+            if "value" in template.keys:
+                values["value"] = _value_at(ctx.payload, location)
+            text = template.render(values)
         messages.append(ValidationMessage(path=path, message=text, severity=check.severity))
         fired.append({"rule": check.ref.code, "source": check.ref.source})
         if highest is None or _RANK[check.severity] > _RANK[highest]:
