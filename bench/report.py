@@ -189,12 +189,13 @@ def server_table(srv: Runs) -> str:
                 [
                     row.get("transport", ""),
                     row.get("impl", ""),
-                    str(row.get("clients", 1)),
+                    str(row.get("in_flight", 1)),
                     f"{row.get('median_ms', 0) * 1000:.0f} us",
                     f"{row.get('throughput', 0):,.0f}/s",
                 ]
             )
-    return table(["transport", "server", "clients", "median round trip", "throughput"], rows, 2)
+    headers = ["transport", "server", "in flight (throughput)", "median round trip", "throughput"]
+    return table(headers, rows, 2)
 
 
 def compile_table(comp: Runs) -> str:
