@@ -2,8 +2,8 @@
 
 The size is the payload's compact JSON in UTF-8 (`json_size`, what `size($)`
 says). The check encodes the payload once with orjson, in C, and reads the
-depth from that text: a megabyte costs about a millisecond, where a walk in
-Python cost several. The same check refuses non-finite numbers (NaN,
+depth from that text: a megabyte costs about two milliseconds, where a walk
+in Python cost five. The same check refuses non-finite numbers (NaN,
 Infinity): they are not JSON, and every comparison with NaN is false, so a
 `>` rule would let one through. What orjson cannot encode (or nests past its
 own limit of 255) is checked by an iterative walk instead, which stops as

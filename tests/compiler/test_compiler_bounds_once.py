@@ -6,6 +6,8 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from policy_engine.compiler import Limits, compile_sources
 from policy_engine.compiler import policy_set as policy_set_module
@@ -146,3 +148,40 @@ def test_the_measured_size_is_the_size_rules_see() -> None:
     after = scrubbed.payload
     assert policy._last_bounded is not None and policy._last_bounded[0] is after
     assert policy._last_bounded[1] == json_size(after)
+
+
+_TEXT = st.text(alphabet='ab "\\\n\x01é😀@.', max_size=12)
+
+CARRIED = """
+mutator carry "Carries its size" {
+  on tools/call request
+  redact $..k with "[\\"é\\"]"
+  mask $..m keep 2
+  redact $..text matching /[@é]+/ with "<\\\\>"
+}
+"""
+
+
+@given(
+    st.recursive(
+        st.dictionaries(
+            st.sampled_from(["k", "m", "text", "x"]), _TEXT | st.integers(), max_size=4
+        ),
+        lambda inner: (
+            st.dictionaries(st.sampled_from(["k", "m", "text", "y"]), inner, max_size=3)
+            | st.lists(inner, max_size=3)
+        ),
+        max_leaves=12,
+    )
+)
+def test_the_carried_size_is_the_encoded_size_on_any_strings(payload: Any) -> None:
+    """Quotes, backslashes, control and non-ASCII characters change a string's
+    encoded size by more than its length: the carried figure must not drift."""
+    from policy_engine.compiler.json_size import json_size
+
+    policy = compile_sources({"c.policy": CARRIED})
+    result = policy.invoke_sync("carry", "tools/call", "request", payload)
+    last = policy._last_bounded
+    assert last is not None
+    if last[0] is result.payload:
+        assert last[1] == json_size(result.payload)
