@@ -10,6 +10,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from ..wire.errors import (
     timed_out,
     unknown_interceptor,
 )
+from ..wire.events import WILDCARD
 from .bounds import Limits, check_bounds, check_finite
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
@@ -49,7 +51,7 @@ from .rewrite_groups import group_rewrites
 from .trace import RuleRef, Trace
 from .validators import CompiledCheck, compile_check, run_validator
 
-# Payloads larger than this (estimated JSON bytes) are evaluated in a worker thread.
+# Payloads larger than this (JSON bytes) are evaluated in a worker thread.
 THREAD_THRESHOLD_BYTES = 256 * 1024
 
 
@@ -109,6 +111,22 @@ class CompiledInterceptor:
     @property
     def name(self) -> str:
         return self.resolved.name
+
+    @cached_property
+    def _hooked(self) -> tuple[frozenset[tuple[str, str]], bool]:
+        """The (event, phase) pairs hooked by name or by `*`, and whether any hook
+        names a namespace (`tools/*`), which only `hooks_event` can match."""
+        pairs = frozenset(
+            (event, hook.phase) for hook in self.descriptor.hooks for event in hook.events
+        )
+        return pairs, any(event.endswith("/*") for event, _ in pairs)
+
+    def hooks(self, event: str, phase: Phase) -> bool:
+        """`InterceptorDescriptor.hooks_event`, from a set rather than a scan of the hooks."""
+        pairs, namespaced = self._hooked
+        if (event, phase) in pairs or (WILDCARD, phase) in pairs:
+            return True
+        return namespaced and self.descriptor.hooks_event(event, phase)
 
     @property
     def descriptor(self) -> InterceptorDescriptor:
@@ -257,7 +275,7 @@ class PolicySet:
         interceptor = self._interceptors.get(name)
         if interceptor is None:
             raise unknown_interceptor(name, sorted(self._interceptors))
-        if not interceptor.descriptor.hooks_event(event, phase):
+        if not interceptor.hooks(event, phase):
             raise not_hooked(name, event, phase)
         if config:
             check_finite(config, name, "config")

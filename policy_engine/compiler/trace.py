@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..language.diagnostics import Span
@@ -19,7 +20,7 @@ class RuleRef:
     # How results name the file (relative to the policy root unless asked otherwise).
     shown_file: str | None = None
 
-    @property
+    @cached_property
     def source(self) -> str:
         return f"{self.shown_file or self.span.file}:{self.span.line}"
 
