@@ -20,7 +20,7 @@ import copy
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 
@@ -201,9 +201,9 @@ class _Run:
     async def _invoke(self, entry: ChainEntry, payload: object) -> _Outcome:
         """Run one interceptor under its own timeout; never raises for its failures."""
         limit = entry.timeout_ms(self.default_timeout_ms)
-        # Built from values the chain's own params already validated, so the
-        # model is constructed without validating them again (once per invoke).
-        params = InvokeParams.model_construct(
+        # Validated construction: pydantic-core checks these already-valid
+        # values faster than `model_construct` sets them in Python.
+        params = InvokeParams(
             name=entry.name,
             event=self.params.event,
             phase=self.params.phase,
@@ -312,11 +312,10 @@ class _Run:
         self.status = _STATUS[kind]
         self.aborted = AbortedAt(interceptor=name, reason=reason, type=kind, timeout_ms=timeout_ms)
 
-    def _entry(self, outcome: _Outcome, **fields: object) -> ChainResultEntry:
+    def _entry(self, outcome: _Outcome, **fields: Any) -> ChainResultEntry:
         entry = outcome.entry
-        # Every field comes from a validated descriptor, params or result.
-        return ChainResultEntry.model_construct(
-            None,
+        # Validated construction is quicker than `model_construct` (in C).
+        return ChainResultEntry(
             interceptor=entry.name,
             type=entry.type,
             phase=self.params.phase,
