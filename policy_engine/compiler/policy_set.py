@@ -179,6 +179,8 @@ class PolicySet:
         # Session state for flow rules: in this process unless a shared store is given.
         self.flows = flows or FlowRuntime()
         self._last_bounded: tuple[Any, int, dict[int, Any]] | None = None
+        # A chain hands every invoke the same context object: its wire form once.
+        self._last_context: tuple[InvocationContext, dict[str, Any]] | None = None
         env = CompileEnv(model.patterns, {})
         self._interceptors: dict[str, CompiledInterceptor] = {}
         for resolved in model.interceptors:
@@ -220,7 +222,7 @@ class PolicySet:
         where a thread hop would cost more than the work; if it still overran
         its `timeoutMs`, the answer is the SEP's timeout error, not a late result.
         """
-        context = params.context.to_wire() if params.context is not None else None
+        context = self._context_wire(params.context)
         interceptor, ctx, size = self._prepare(
             params.name, params.event, params.phase, params.payload, params.config, context
         )
@@ -237,6 +239,16 @@ class PolicySet:
         if limit is not None and result.duration_ms is not None and result.duration_ms > limit:
             raise timed_out(params.name, limit, params.phase)
         return result
+
+    def _context_wire(self, context: InvocationContext | None) -> dict[str, Any] | None:
+        if context is None:
+            return None
+        last = self._last_context
+        if last is not None and last[0] is context:
+            return last[1]
+        wire = context.to_wire()
+        self._last_context = (context, wire)
+        return wire
 
     # -- library API ---------------------------------------------------------
 
