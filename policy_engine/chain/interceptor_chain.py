@@ -23,6 +23,7 @@ from policy_engine.wire import (
     Side,
 )
 
+from ..wire.constants import INT32_MAX
 from .config import ChainConfig
 from .discovery import discover_hosts
 from .entry import ChainEntry, Host
@@ -49,12 +50,24 @@ def side_for(role: str, phase: Phase) -> Side:
     return "sending" if (phase == "request") == sends_requests else "receiving"
 
 
+def _checked_timeout(value: int | None) -> int | None:
+    """The default timeout as every invoke will carry it, refused here if it could not be."""
+    if value is None:
+        return None
+    if type(value) is not int or not 0 < value <= INT32_MAX:
+        raise ChainConfigError(
+            "default_timeout_ms must be a whole number of milliseconds",
+            help=f"give an int from 1 to {INT32_MAX}, or None for no default",
+        )
+    return value
+
+
 class InterceptorChain:
     """Ordered, trust-boundary-aware execution over a fixed list of entries."""
 
     def __init__(self, entries: Sequence[ChainEntry], *, default_timeout_ms: int | None = None):
         self.entries = list(entries)
-        self.default_timeout_ms = default_timeout_ms
+        self.default_timeout_ms = _checked_timeout(default_timeout_ms)
 
     def check_selection(self, names: Sequence[str] | None) -> None:
         """Refuse a selection (``params.interceptors``) that names an unknown interceptor.

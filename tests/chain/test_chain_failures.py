@@ -359,3 +359,11 @@ async def test_chain_timeout_during_mutation_keeps_no_payload() -> None:
     assert cancelled.is_set()
     assert result.status == "timeout" and result.final_payload is None
     assert result.aborted_at is not None and result.aborted_at.interceptor == "stuck"
+
+
+@pytest.mark.parametrize("bad", [0, -5, 2.5, True, "100", 2**31])
+def test_a_default_timeout_no_invoke_could_carry_is_refused_at_set_up(bad: Any) -> None:
+    from policy_engine.chain.errors import ChainConfigError
+
+    with pytest.raises(ChainConfigError, match="default_timeout_ms"):
+        InterceptorChain([], default_timeout_ms=bad)
