@@ -12,20 +12,18 @@ from typing import Any
 
 from policy_engine.wire import (
     Hook,
+    HookIndex,
     InterceptorDescriptor,
     InterceptorOverrides,
     InterceptorProvider,
     InterceptorType,
     Mode,
     Phase,
-    any_event_matches,
     event_matches,
     resolve_priority,
 )
 
 from .errors import ChainConfigError
-
-_MAX_REMEMBERED_EVENTS = 256
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,15 +45,14 @@ class ChainEntry:
     host: Host
     overrides: InterceptorOverrides = field(default_factory=InterceptorOverrides)
     config: dict[str, Any] | None = None
-    # What `fires_on` answered per (event, phase); bounded, as events are
-    # method names a client chooses.
-    _fires: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
+    _index: HookIndex = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.overrides is None:  # accepted for convenience: no overrides
             object.__setattr__(self, "overrides", InterceptorOverrides())
         if self.overrides.hooks is not None:
             check_narrowing(self.interceptor, self.overrides.hooks, self.host.id)
+        object.__setattr__(self, "_index", HookIndex((h.events, h.phase) for h in self.hooks))
 
     @property
     def name(self) -> str:
@@ -81,17 +78,7 @@ class ChainEntry:
         return self.overrides.hooks if self.overrides.hooks is not None else self.interceptor.hooks
 
     def fires_on(self, event: str, phase: Phase) -> bool:
-        key = (event, phase)
-        known = self._fires.get(key)
-        if known is not None:
-            return known
-        fires = any(
-            hook.phase == phase and any_event_matches(hook.events, event) for hook in self.hooks
-        )
-        if len(self._fires) >= _MAX_REMEMBERED_EVENTS:
-            self._fires.clear()
-        self._fires[key] = fires
-        return fires
+        return self._index.fires(event, phase)
 
     def priority(self, phase: Phase) -> int:
         return resolve_priority(self.interceptor.priority_hint, phase, self.overrides.priority_hint)

@@ -24,6 +24,7 @@ from ..language.model import PolicySetModel, ResolvedInterceptor
 from ..language.pipeline import CheckResult, check_paths, check_sources, expand_paths
 from ..language.sources import SourceInput
 from ..wire import (
+    HookIndex,
     InterceptorDescriptor,
     InvocationContext,
     InvokeParams,
@@ -38,7 +39,6 @@ from ..wire.errors import (
     timed_out,
     unknown_interceptor,
 )
-from ..wire.events import WILDCARD
 from .bounds import Limits, check_bounds, check_finite
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
@@ -113,20 +113,12 @@ class CompiledInterceptor:
         return self.resolved.name
 
     @cached_property
-    def _hooked(self) -> tuple[frozenset[tuple[str, str]], bool]:
-        """The (event, phase) pairs hooked by name or by `*`, and whether any hook
-        names a namespace (`tools/*`), which only `hooks_event` can match."""
-        pairs = frozenset(
-            (event, hook.phase) for hook in self.descriptor.hooks for event in hook.events
-        )
-        return pairs, any(event.endswith("/*") for event, _ in pairs)
+    def _hooks(self) -> HookIndex:
+        return HookIndex((hook.events, hook.phase) for hook in self.descriptor.hooks)
 
     def hooks(self, event: str, phase: Phase) -> bool:
-        """`InterceptorDescriptor.hooks_event`, from a set rather than a scan of the hooks."""
-        pairs, namespaced = self._hooked
-        if (event, phase) in pairs or (WILDCARD, phase) in pairs:
-            return True
-        return namespaced and self.descriptor.hooks_event(event, phase)
+        """`InterceptorDescriptor.hooks_event` for one phase, from a set (`HookIndex`)."""
+        return self._hooks.fires(event, phase)
 
     @property
     def descriptor(self) -> InterceptorDescriptor:

@@ -24,7 +24,13 @@ if TYPE_CHECKING:
     from .constants import Mode
     from .descriptor import Compat, Hook, InterceptorDescriptor
     from .errors import InterceptorError
-    from .events import STANDARD_EVENTS, WILDCARD, any_event_matches, event_matches
+    from .events import (
+        STANDARD_EVENTS,
+        WILDCARD,
+        HookIndex,
+        any_event_matches,
+        event_matches,
+    )
     from .invoke import (
         InvocationContext,
         InvokeParams,
@@ -75,6 +81,7 @@ _HOMES = {
     "ValidationResult": ".invoke",
     "ValidationSummary": ".chain",
     "WILDCARD": ".events",
+    "HookIndex": ".events",
     "WireModel": "._base",
     "any_event_matches": ".events",
     "event_matches": ".events",
@@ -103,6 +110,7 @@ __all__ = [
     "ChainStatus",
     "Compat",
     "Hook",
+    "HookIndex",
     "InterceptorDescriptor",
     "InterceptorError",
     "InterceptorOverrides",

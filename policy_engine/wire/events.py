@@ -6,7 +6,7 @@ through a namespace wildcard such as ``tools/*``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 STANDARD_EVENTS: tuple[str, ...] = (
     "tools/list",
@@ -47,3 +47,31 @@ def is_namespaced(event: str) -> bool:
     """Custom events follow the SEP's ``namespace/operation`` convention."""
     namespace, sep, operation = event.partition("/")
     return bool(namespace) and bool(sep) and bool(operation)
+
+
+class HookIndex:
+    """Whether a list of hooks fires on an (event, phase), answered from a set.
+
+    Built once per hook list and asked on every invoke: an event hooked by
+    name or through `*` is a set lookup, and only the namespace wildcards
+    (`tools/*`) are tested one by one, with `event_matches`.
+    """
+
+    __slots__ = ("_namespaces", "_pairs")
+
+    def __init__(self, hooks: Iterable[tuple[Sequence[str], str]]) -> None:
+        pairs: set[tuple[str, str]] = set()
+        namespaces: list[tuple[str, str]] = []
+        for events, phase in hooks:
+            for event in events:
+                pairs.add((event, phase))
+                if event.endswith("/*"):
+                    namespaces.append((event, phase))
+        self._pairs = frozenset(pairs)
+        self._namespaces = tuple(namespaces)
+
+    def fires(self, event: str, phase: str) -> bool:
+        pairs = self._pairs
+        if (event, phase) in pairs or (WILDCARD, phase) in pairs:
+            return True
+        return any(p == phase and event_matches(h, event) for h, p in self._namespaces)

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from policy_engine.wire import STANDARD_EVENTS, WILDCARD, any_event_matches, event_matches
+from policy_engine.wire import (
+    STANDARD_EVENTS,
+    WILDCARD,
+    HookIndex,
+    any_event_matches,
+    event_matches,
+)
 
 CASES: list[tuple[str, str, bool]] = [
     # Exact names.
@@ -72,3 +80,15 @@ def test_any_event_matches() -> None:
     assert any_event_matches(["prompts/get", "tools/*"], "tools/call")
     assert not any_event_matches(["prompts/get", "tools/list"], "tools/call")
     assert not any_event_matches([], "tools/call")
+
+
+_EVENTS = st.sampled_from(["*", "tools/*", "tools/call", "tools/", "tools", "prompts/get", "a/*"])
+_PHASES = st.sampled_from(["request", "response"])
+
+
+@given(st.lists(st.tuples(st.lists(_EVENTS, max_size=3), _PHASES), max_size=4), _EVENTS, _PHASES)
+def test_the_hook_index_answers_as_the_hooks_scanned_one_by_one(
+    hooks: list[tuple[list[str], str]], event: str, phase: str
+) -> None:
+    scanned = any(p == phase and any_event_matches(events, event) for events, p in hooks)
+    assert HookIndex(hooks).fires(event, phase) is scanned
