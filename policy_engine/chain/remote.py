@@ -331,16 +331,7 @@ class RemoteProvider:
                 conn.done.set()
 
     def _transport(self, stack: AsyncExitStack) -> Any:
-        spec = self.spec
-        return client_transport(
-            stack,
-            url=spec.url,
-            bearer_token=spec.bearer_token,
-            command=spec.command,
-            env=spec.env,
-            cwd=spec.cwd,
-            errlog=self._errlog or sys.stderr,
-        )
+        return client_transport(stack, self.spec, self._errlog or sys.stderr)
 
     def _failure(self, message: str, reason: str) -> InterceptorError:
         return InterceptorError(INTERNAL_ERROR, message, {"server": self.id, "reason": reason})

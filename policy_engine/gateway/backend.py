@@ -187,16 +187,7 @@ class Backend:
             await self._on_exit(self, reason)
 
     def _transport(self, stack: AsyncExitStack) -> Any:
-        spec = self.spec
-        return client_transport(
-            stack,
-            url=spec.url,
-            bearer_token=spec.bearer_token,
-            command=spec.command,
-            env=spec.env,
-            cwd=spec.cwd,
-            errlog=self._errlog or sys.stderr,
-        )
+        return client_transport(stack, self.spec, self._errlog or sys.stderr)
 
     async def _read_loop(self, read: Any, tg: TaskGroup) -> None:
         async for item in read:
