@@ -27,6 +27,16 @@ validator cross-server-guard {
 """
 
 
+def two_backends(log: Path) -> list[str]:
+    """`--backend` options for the file server and the database, logging to ``log``."""
+    return [
+        "--backend",
+        f"filesystem={sys.executable} {BACKEND} filesystem {log}",
+        "--backend",
+        f"database={sys.executable} {BACKEND} database {log}",
+    ]
+
+
 def calls(log: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
@@ -35,12 +45,7 @@ async def test_a_key_read_from_one_backend_never_reaches_the_other(tmp_path: Pat
     policy = tmp_path / "guard.policy"
     policy.write_text(GUARD)
     log = tmp_path / "calls.jsonl"
-    backends = [
-        "--backend",
-        f"filesystem={sys.executable} {BACKEND} filesystem {log}",
-        "--backend",
-        f"database={sys.executable} {BACKEND} database {log}",
-    ]
+    backends = two_backends(log)
     with anyio.fail_after(90):
         async with gateway_client(*backends, policies=[policy]) as client:
             read = await client.call_tool("read_file", {"path": "/app/.env"})

@@ -17,7 +17,7 @@ from .conftest import RedisServer
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
 from balancer import balanced_client, replicas
 
-from .test_flow_gateway import BACKEND, GUARD, SECRET, calls
+from .test_flow_gateway import GUARD, SECRET, calls, two_backends
 
 
 async def test_a_flow_split_across_replicas_is_still_denied(
@@ -26,14 +26,7 @@ async def test_a_flow_split_across_replicas_is_still_denied(
     policy = tmp_path / "guard.policy"
     policy.write_text(GUARD)
     log = tmp_path / "calls.jsonl"
-    args = [
-        "--backend",
-        f"filesystem={sys.executable} {BACKEND} filesystem {log}",
-        "--backend",
-        f"database={sys.executable} {BACKEND} database {log}",
-        "--flow-store",
-        redis_server.url,
-    ]
+    args = [*two_backends(log), "--flow-store", redis_server.url]
     with replicas(2, *args, policies=[policy], logs=tmp_path) as ports, anyio.fail_after(90):
         async with balanced_client(ports) as (client, balancer):
             await client.list_tools()  # the SDK lists before a first call otherwise

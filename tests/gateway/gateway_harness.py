@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -56,6 +57,23 @@ def calls(log: Path) -> list[dict[str, Any]]:
     if not log.exists():
         return []
     return [json.loads(line) for line in log.read_text().splitlines() if line]
+
+
+async def cancel_a_slow_call(client: Client) -> None:
+    """Start the recorder's `slow` tool and cancel it once its first progress arrives."""
+    first = anyio.Event()
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        first.set()
+
+    async with anyio.create_task_group() as tg:
+
+        async def call() -> None:
+            await client.call_tool("slow", {"steps": 50}, progress_callback=progress)
+
+        tg.start_soon(call)
+        await first.wait()
+        tg.cancel_scope.cancel()
 
 
 def text_of(result: Any) -> str:

@@ -10,7 +10,14 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from gateway_harness import calls, front_client, gateway_client, recorder, text_of
+from gateway_harness import (
+    calls,
+    cancel_a_slow_call,
+    front_client,
+    gateway_client,
+    recorder,
+    text_of,
+)
 from mcp.shared.exceptions import MCPError
 
 LIMIT = 30
@@ -36,21 +43,9 @@ async def test_progress_is_forwarded(tmp_path: Path) -> None:
 
 async def test_cancelled_call_is_cancelled_on_the_backend(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
-    first = anyio.Event()
-
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        first.set()
-
     with anyio.fail_after(LIMIT):
         async with gateway_client("--backend", recorder(log)) as client:
-            async with anyio.create_task_group() as tg:
-
-                async def call() -> None:
-                    await client.call_tool("slow", {"steps": 50}, progress_callback=progress)
-
-                tg.start_soon(call)
-                await first.wait()
-                tg.cancel_scope.cancel()
+            await cancel_a_slow_call(client)
             # The session still works, and the backend saw the cancellation.
             assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
             for _ in range(50):

@@ -18,6 +18,7 @@ from gateway_harness import (
     RECORDER,
     ROOT,
     calls,
+    cancel_a_slow_call,
     free_port,
     gateway_argv,
     raw_request,
@@ -98,21 +99,9 @@ async def test_a_cancelled_call_is_cancelled_on_the_backend(tmp_path: Path) -> N
     """On the replica that serves the call, `notifications/cancelled` reaches the backend
     and ends the call's POST (it is owed no answer)."""
     log = tmp_path / "calls.log"
-    first = anyio.Event()
-
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        first.set()
-
     with replicas(1, "--backend", recorder(log)) as ports, anyio.fail_after(LIMIT):
         async with balanced_client(ports) as (client, _):
-            async with anyio.create_task_group() as tg:
-
-                async def call() -> None:
-                    await client.call_tool("slow", {"steps": 50}, progress_callback=progress)
-
-                tg.start_soon(call)
-                await first.wait()
-                tg.cancel_scope.cancel()
+            await cancel_a_slow_call(client)
             assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
             while "slow-cancelled" not in [c["tool"] for c in calls(log)]:
                 await anyio.sleep(0.1)
