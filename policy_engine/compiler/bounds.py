@@ -62,9 +62,15 @@ def payload_too_deep(interceptor: str, limits: Limits) -> InterceptorError:
 def check_bounds(payload: Any, limits: Limits, interceptor: str) -> int:
     """The payload's size in bytes (`json_size`); -32602 when it is too deep, too
     big or holds a non-finite number, in that order."""
+    return measure_bounds(payload, limits, interceptor)[0]
+
+
+def measure_bounds(payload: Any, limits: Limits, interceptor: str) -> tuple[int, bytes | None]:
+    """`check_bounds`, and the encoding it measured (None where orjson refused the
+    payload), for a `PayloadProbe` to reuse."""
     data = encoded(payload)
     if data is None:
-        return _walk_bounds(payload, limits, interceptor)
+        return _walk_bounds(payload, limits, interceptor), None
     if _deeper_than(data, limits.max_depth):
         raise payload_too_deep(interceptor, limits)
     if len(data) > limits.max_bytes:
@@ -73,7 +79,7 @@ def check_bounds(payload: Any, limits: Limits, interceptor: str) -> int:
     # anything to look for.
     if _holds_null(data) and find_non_finite(payload) is not None:
         raise non_finite(interceptor, "payload", payload)
-    return len(data)
+    return len(data), data
 
 
 # RE2's search for `null` (the binding's, on bytes) is about three times

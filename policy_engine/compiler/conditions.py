@@ -27,6 +27,7 @@ from .json_size import json_size
 from .jsonpath import CompiledPath, compile_path, find_memoised
 from .match_groups import GroupIndex, MatchGroup, pattern_key
 from .matchers import GlobMatcher, TextMatcher, pattern_specs
+from .payload_probe import UNCHANGED_BY, PayloadProbe
 from .text_columns import column_of
 from .values import compare, json_equal
 
@@ -49,8 +50,20 @@ class EvalContext:
     # None once a change is not a string for a string or a scalar.
     size_delta: int | None = 0
     # Results shared by every invoke on this same payload object, as long as
-    # the policy set remembers it as bounded (`PolicySet._bounded_size`).
+    # the policy set remembers it as bounded (`PolicySet._bounded`).
     shared: dict[int, Any] = field(default_factory=dict)
+    # The payload's probe text (payload_probe.py), shared the same way; None
+    # where the payload is not a message (a filter's element).
+    probe: PayloadProbe | None = None
+
+    def rules_out(self, compiled: Any, through: tuple[str, ...] = ()) -> bool:
+        """Whether a line-mode regex matches no string of the payload (`PayloadProbe`)."""
+        probe = self.probe
+        if probe is None:
+            return False
+        if probe.payload is not self.payload:  # a mutator's rule changed it
+            probe = self.probe = PayloadProbe(self.payload)
+        return probe.rules_out(compiled, through)
 
 
 OperandFn = Callable[[EvalContext], list[Candidate]]
@@ -108,7 +121,7 @@ def _shared_size(value: Any, ctx: EvalContext) -> int:
 
     In a chain every validator of a set reads the same payload object, and two
     of the shipped ones ask `size($)`; encoding 10 KB costs tens of
-    microseconds, so the second asks for free (see `PolicySet._bounded_size`).
+    microseconds, so the second asks for free (see `PolicySet._bounded`).
     """
     if not isinstance(value, dict | list):
         return json_size(value)
@@ -226,13 +239,6 @@ _STRING_MAPS: dict[str, Callable[[str], str]] = {
     "normalize": normalize_text,
 }
 
-# When a map changes none of a column's texts, read off their join: no `%`
-# leaves `url_decode` nothing to do, and ASCII text is its own NFKC form.
-_CHANGES_NOTHING: dict[str, Callable[[bytes], bool]] = {
-    "url_decode": lambda data: b"%" not in data,
-    "normalize": bytes.isascii,
-}
-
 
 def _call_operand(node: ast.Call, env: CompileEnv) -> OperandFn:
     argument = compile_operand(node.argument, env)
@@ -252,7 +258,7 @@ def _call_operand(node: ast.Call, env: CompileEnv) -> OperandFn:
         return keys
     if node.function in _STRING_MAPS:
         text_map = _STRING_MAPS[node.function]
-        changes_nothing = _CHANGES_NOTHING.get(node.function)
+        changes_nothing = UNCHANGED_BY.get(node.function)
 
         def apply_text(ctx: EvalContext) -> list[Candidate]:
             candidates = argument(ctx)
@@ -350,12 +356,42 @@ def compile_condition(node: ast.Condition, env: CompileEnv, negate: bool = False
     if isinstance(node, ast.Matches):
         matcher = TextMatcher(pattern_specs([node.pattern], env.patterns))
         subject = compile_operand(node.subject, env)
-        return _quantified_matches(subject, quantifier, matcher, node.negated != negate)
+        through = probe_through(node.subject)
+        probed = matcher.probe_regex if through is not None else None
+        found = _quantified_matches(subject, quantifier, matcher, node.negated != negate)
+        if probed is None or quantifier == "all" or node.negated != negate:
+            return found
+        return _probed(found, probed, through or ())
     subject, test = _predicate(node, env)
     if negate:
         positive = test
         test = lambda value, ctx: not positive(value, ctx)  # noqa: E731
     return _quantified(subject, quantifier, test)
+
+
+def probe_through(node: ast.Operand) -> tuple[str, ...] | None:
+    """The text functions between a subject and the payload's own strings, innermost
+    first, when a `PayloadProbe` can answer for the subject; None when it cannot."""
+    if isinstance(node, ast.PathRef):
+        return () if node.source.startswith("$") else None
+    if isinstance(node, ast.Call) and (node.function in UNCHANGED_BY or node.function == "keys"):
+        inner = probe_through(node.argument)
+        if inner is None or node.function == "keys":  # keys are strings of the text too
+            return inner
+        return (*inner, node.function)
+    return None
+
+
+def _probed(condition: ConditionFn, compiled: Any, through: tuple[str, ...]) -> ConditionFn:
+    """``condition`` (a positive "any ... matches"), None at once when the probe rules
+    the regex out: no string can match, so none is looked at."""
+
+    def probed(ctx: EvalContext) -> Location | None:
+        if ctx.rules_out(compiled, through):
+            return None
+        return condition(ctx)
+
+    return probed
 
 
 def _quantified_matches(
@@ -497,7 +533,11 @@ def _grouped_matches(
 
         return every
 
+    probed = group.probe_regex
+
     def some(ctx: EvalContext) -> Location | None:
+        if not negated and probed is not None and ctx.rules_out(probed):
+            return None
         scan = group.scan(ctx.payload, ctx.memo)
         if not negated:
             return scan.first.get(index)

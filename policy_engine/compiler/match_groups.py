@@ -28,6 +28,7 @@ from .jsonpath import CompiledPath, find_memoised
 from .matchers import (
     PatternSpec,
     TextMatcher,
+    binding,
     context_free,
     line_mode,
     matchable,
@@ -76,6 +77,11 @@ class MatchGroup:
             if all(context_free(s.regex) for s in specs)
             else None
         )
+
+    @property
+    def probe_regex(self) -> Any:
+        """The group's patterns in line mode (`binding`), for a `PayloadProbe`, or None."""
+        return binding(self._line_any) if self._line_any is not None else None
 
     def hits(self, text: str) -> frozenset[int]:
         text = matchable(text)

@@ -288,6 +288,7 @@ class TextMatcher:
             context_free(spec.regex) for spec in self.specs
         )
         self._alone_set: Any = None
+        self._line_any: re2._Regexp[str] | None = None
         if self._batchable:
             lines = [PatternSpec(s.label, line_mode(s.regex), s.check) for s in self.specs]
             self._line_any = _alternation(lines)
@@ -297,6 +298,12 @@ class TextMatcher:
             ]
             self._joined_groups = _group_indexes(self._line_joined, len(joinable))
             self._alone_set = _search_set([lines[i].regex for i, _ in self._alone])
+
+    @property
+    def probe_regex(self) -> Any:
+        """All the patterns in line mode (`binding`), for a `PayloadProbe`; None when
+        some pattern is not `context_free`."""
+        return binding(self._line_any) if self._line_any is not None else None
 
     def _occurring_alone(self, data: bytes) -> list[tuple[int, re2._Regexp[str]]]:
         """The line-mode passes worth running over ``data``: those whose pattern occurs.

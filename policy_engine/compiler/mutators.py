@@ -203,6 +203,9 @@ class CompiledMutation:
         rewrite = self.rewrite
         growth = [0]
         if rewrite is not None:
+            probed = rewrite.matcher.probe_regex
+            if probed is not None and ctx.rules_out(probed):
+                return payload, 0
             table = rewrite.table(value for value, _ in self.path.find(payload))
             if not any(table.values()):
                 return payload, 0

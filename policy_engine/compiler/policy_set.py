@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import anyio.to_thread
@@ -39,7 +39,7 @@ from ..wire.errors import (
     timed_out,
     unknown_interceptor,
 )
-from .bounds import Limits, check_bounds, check_finite
+from .bounds import Limits, check_finite, measure_bounds
 from .conditions import CompileEnv, EvalContext
 from .config import resolve_config
 from .field_groups import group_fields
@@ -47,6 +47,7 @@ from .flows import CompiledFlow, FlowRuntime, FlowScope, compile_flow, label_mat
 from .jsonpath import PayloadTooDeep
 from .match_groups import build_match_groups
 from .mutators import CompiledMutation, RuleGroup, compile_mutation, run_mutator
+from .payload_probe import PayloadProbe
 from .rewrite_groups import group_rewrites
 from .trace import RuleRef, Trace
 from .validators import CompiledCheck, compile_check, run_validator
@@ -170,7 +171,7 @@ class PolicySet:
         self.limits = limits or Limits()
         # Session state for flow rules: in this process unless a shared store is given.
         self.flows = flows or FlowRuntime()
-        self._last_bounded: tuple[Any, int, dict[int, Any]] | None = None
+        self._last_bounded: _Bounded | None = None
         # A chain hands every invoke the same context object: its wire form once.
         self._last_context: tuple[InvocationContext, dict[str, Any]] | None = None
         env = CompileEnv(model.patterns, {})
@@ -284,17 +285,25 @@ class PolicySet:
         if config:
             check_finite(config, name, "config")
         params = resolve_config(name, interceptor.resolved.params, config)
-        size, shared = self._bounded_size(payload, name)
+        bounded = self._bounded(payload, name)
         if isinstance(context, InvocationContext):
             context = context.to_wire()
         if context:
             check_finite(context, name, "context")
-        ctx = EvalContext(payload, event, phase, params, context or {}, shared=shared)
-        return interceptor, ctx, size
+        ctx = EvalContext(
+            payload,
+            event,
+            phase,
+            params,
+            context or {},
+            shared=bounded.shared,
+            probe=bounded.probe,
+        )
+        return interceptor, ctx, bounded.size
 
-    def _bounded_size(self, payload: Any, name: str) -> tuple[int, dict[int, Any]]:
+    def _bounded(self, payload: Any, name: str) -> _Bounded:
         """The payload's size after the bounds check, walked once per chain run, and
-        the results its invokes share (`EvalContext.shared`, e.g. `size($)`).
+        what its invokes share (`EvalContext.shared`, e.g. `size($)`, and the probe).
 
         A chain hands the same payload object to every validator of a set, and
         a mutator's output to the next interceptor; the last payload bounded
@@ -304,12 +313,14 @@ class PolicySet:
         caller that changes one in place between invokes must pass a copy.
         """
         last = self._last_bounded
-        if last is not None and last[0] is payload:
-            return last[1], last[2]
-        size = check_bounds(payload, self.limits, name)
-        shared = _sizes_known(payload, size)
-        self._last_bounded = (payload, size, shared)
-        return size, shared
+        if last is not None and last.payload is payload:
+            return last
+        # Let the last payload's encoding go before this one is made, so its
+        # memory is reused (a new block for each costs microseconds).
+        self._last_bounded = last = None
+        size, data = measure_bounds(payload, self.limits, name)
+        self._last_bounded = _Bounded.of(payload, size, data)
+        return self._last_bounded
 
     def _bound_output(
         self, result: ValidationResult | MutationResult, ctx: EvalContext, size: int
@@ -324,8 +335,7 @@ class PolicySet:
             return
         delta = ctx.size_delta
         if delta is not None and size + delta <= self.limits.max_bytes:
-            output = result.payload
-            self._last_bounded = (output, size + delta, _sizes_known(output, size + delta))
+            self._last_bounded = _Bounded.of(result.payload, size + delta, None)
 
     @staticmethod
     def _evaluate(
@@ -376,6 +386,18 @@ def compile_sources(
     return compile_model(check_sources(sources, limits=source_limits), limits, flows=flows)
 
 
-def _sizes_known(payload: Any, size: int) -> dict[int, Any]:
-    """`EvalContext.shared` for a payload just measured: `size($)` is its size."""
-    return {id(payload): (payload, size)} if isinstance(payload, dict | list) else {}
+class _Bounded(NamedTuple):
+    """A payload within the limits, and what the invokes on it share (a tuple: one
+    is made per chain run, and a frozen dataclass costs microseconds to build)."""
+
+    payload: Any
+    size: int
+    # `EvalContext.shared`: `size($)` is the size just measured.
+    shared: dict[int, Any]
+    probe: PayloadProbe
+
+    @classmethod
+    def of(cls, payload: Any, size: int, data: bytes | None) -> _Bounded:
+        """``data`` is the payload's encoding when the bounds check made one."""
+        shared = {id(payload): (payload, size)} if isinstance(payload, dict | list) else {}
+        return cls(payload, size, shared, PayloadProbe(payload, data))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from policy_engine.compiler import Limits, compile_sources
 from policy_engine.compiler import policy_set as policy_set_module
-from policy_engine.compiler.bounds import check_bounds
+from policy_engine.compiler.bounds import check_bounds, measure_bounds
 from policy_engine.wire.errors import InterceptorError
 
 SOURCE = """
@@ -46,12 +46,12 @@ PAYLOAD = {
 def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     sizes: list[int] = []
 
-    def counting(payload: Any, limits: Limits, interceptor: str) -> int:
-        size = check_bounds(payload, limits, interceptor)
+    def counting(payload: Any, limits: Limits, interceptor: str) -> tuple[int, bytes | None]:
+        size, data = measure_bounds(payload, limits, interceptor)
         sizes.append(size)
-        return size
+        return size, data
 
-    monkeypatch.setattr(policy_set_module, "check_bounds", counting)
+    monkeypatch.setattr(policy_set_module, "measure_bounds", counting)
     return sizes
 
 
@@ -66,7 +66,7 @@ def test_string_rewrites_carry_the_estimate_to_the_next_interceptor(
     assert verdict.valid
     assert len(sizes) == 1
     # The carried figure is the one a walk of the output gives.
-    assert policy._bounded_size(scrubbed.payload, "guard")[0] == check_bounds(
+    assert policy._bounded(scrubbed.payload, "guard").size == check_bounds(
         scrubbed.payload, Limits(), "x"
     )
 
@@ -146,8 +146,8 @@ def test_the_measured_size_is_the_size_rules_see() -> None:
     scrubbed = policy.invoke_sync("scrub", "tools/call", "request", payload)
     assert scrubbed.modified
     after = scrubbed.payload
-    assert policy._last_bounded is not None and policy._last_bounded[0] is after
-    assert policy._last_bounded[1] == json_size(after)
+    assert policy._last_bounded is not None and policy._last_bounded.payload is after
+    assert policy._last_bounded.size == json_size(after)
 
 
 _TEXT = st.text(alphabet='ab "\\\n\x01é😀@.', max_size=12)
@@ -183,5 +183,5 @@ def test_the_carried_size_is_the_encoded_size_on_any_strings(payload: Any) -> No
     result = policy.invoke_sync("carry", "tools/call", "request", payload)
     last = policy._last_bounded
     assert last is not None
-    if last[0] is result.payload:
-        assert last[1] == json_size(result.payload)
+    if last.payload is result.payload:
+        assert last.size == json_size(result.payload)

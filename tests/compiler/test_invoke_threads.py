@@ -88,13 +88,13 @@ def test_the_bounds_walk_runs_once_per_payload_object(monkeypatch: pytest.Monkey
 
     policies = compile_sources({"v.policy": POLICY + POLICY.replace("validator v", "validator w")})
     walks: list[object] = []
-    original = module.check_bounds
+    original = module.measure_bounds
 
-    def counting(payload: object, *args: object) -> int:
+    def counting(payload: object, *args: object) -> tuple[int, bytes | None]:
         walks.append(payload)
         return original(payload, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(module, "check_bounds", counting)
+    monkeypatch.setattr(module, "measure_bounds", counting)
     shared = {"t": "x"}
     policies.invoke_sync("v", "app/run", "request", shared)
     policies.invoke_sync("w", "app/run", "request", shared)

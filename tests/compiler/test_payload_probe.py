@@ -1,0 +1,206 @@
+"""The payload probe: a regex it rules out matches no string of the payload, and
+rules answered through it decide exactly as rules that scan their strings."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import re2
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policy_engine.compiler import compile_sources
+from policy_engine.compiler import mutators as mutators_module
+from policy_engine.compiler.conditions import normalize_text, url_decode
+from policy_engine.compiler.matchers import binding, context_free, line_mode
+from policy_engine.compiler.payload_probe import PayloadProbe
+from policy_engine.language.re2_config import re2_options
+from policy_engine.wire import MutationResult, ValidationResult
+
+# Pieces that JSON escapes (quote, backslash, control), that line mode and
+# word boundaries care about, that percent-decoding and NFKC change.
+PIECES = ["a", "b", "1", " ", "_", "-", ".", '"', "\\", "\n", "\t", "\x01", "%2e", "%41"]
+PIECES += ["é", "\uff21", "\u200b", ":", "A"]
+TEXT = st.lists(st.sampled_from(PIECES), max_size=6).map("".join)
+PAYLOADS = st.recursive(
+    TEXT | st.integers(-5, 5) | st.booleans() | st.none(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=10,
+)
+REGEXES = [
+    "a",
+    "^a",
+    "a$",
+    "^a$",
+    r"\ba\b",
+    r"\Ba",
+    "(?i)A1",
+    "[^a]b",
+    "b[^a]",
+    r"a\s+b",
+    "^$",
+    r"\.\.",
+    "é",
+    "A",
+    "(?m)^b",
+    "[.]",
+    r"\d{2}",
+]
+
+
+def strings_of(value: Any) -> list[str]:
+    """Every string of a payload, keys included."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for item in value for s in strings_of(item)]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in [key, *strings_of(item)]]
+    return []
+
+
+def line_regex(regex: str) -> Any:
+    return binding(re2.compile(line_mode(regex), re2_options()))
+
+
+@settings(max_examples=400, deadline=None)
+@given(PAYLOADS, st.sampled_from(REGEXES), st.sampled_from([(), ("url_decode",), ("normalize",)]))
+def test_a_regex_ruled_out_matches_no_string(
+    payload: Any, regex: str, through: tuple[str, ...]
+) -> None:
+    assert context_free(regex)
+    if not PayloadProbe(payload).rules_out(line_regex(regex), through):
+        return
+    mapped = {(): lambda s: s, ("url_decode",): url_decode, ("normalize",): normalize_text}
+    pattern = re2.compile(regex, re2_options())
+    for text in strings_of(payload):
+        assert pattern.search(mapped[through](text)) is None, (text, regex)
+
+
+def test_what_cannot_be_probed_is_never_ruled_out() -> None:
+    nowhere = line_regex("zzz")
+    # A backslash in the text (a quote, backslash or control character in a string).
+    for payload in ({"a": 'say "zzz"'}, {"a": "x\\y"}, {"a": "x\ny"}):
+        assert PayloadProbe(payload).rules_out(line_regex("qqq")) is False
+    # orjson refuses a lone surrogate and integers past 64 bits.
+    assert PayloadProbe({"a": "\ud800"}).rules_out(nowhere) is False
+    assert PayloadProbe({"a": 1 << 70}).rules_out(nowhere) is False
+    # A function that would change some string is not looked through.
+    assert PayloadProbe({"a": "%7a"}).rules_out(nowhere, ("url_decode",)) is False
+    assert PayloadProbe({"a": "é"}).rules_out(nowhere, ("normalize",)) is False
+    assert PayloadProbe({"a": "plain"}).rules_out(nowhere, ("url_decode", "normalize"))
+
+
+POLICY = """
+validator guard "Matches of every kind" {
+  on tools/call request
+  deny if any $.arguments..* matches /(?i)\\bdrop\\s+table\\b/ "sql in {path}" code sql
+  deny if any $.arguments..* matches /;\\s*rm\\b/ "shell in {path}" code shell
+  deny if any url_decode($.arguments..*) matches /\\.\\.\\// "traversal in {path}" code dots
+  deny if any normalize($..note) matches /^ab/ "starts ab" code ab
+  deny if any keys($.arguments) matches /^secret_/ "secret key" code key
+  warn if not $.arguments..* matches /ok/ "no ok" code no-ok
+  deny if all $.arguments.tags[*] matches /^t/ "all tags" code tags
+}
+
+mutator scrub "Pattern rewrites" {
+  on tools/call request
+  redact $.arguments matching /\\b[0-9]{3}-[0-9]{4}\\b/ with "[NUM]"
+  redact $..note matching /ab+/, /(?i)drop/
+  redact $..note matching /a$/ with "[END]"
+  mask $.arguments matching /é+/ keep 1
+}
+"""
+
+WORDS = st.sampled_from(
+    [
+        *("drop table x", "; rm -rf", "..%2f", "../", "ab", "abb", "a", "555-0134", "ok"),
+        *("é", "t1", "plain", 'q"uote', "tab\there", "x\ny"),
+    ]
+)
+ARGUMENTS = st.dictionaries(
+    st.sampled_from(["note", "secret_id", "path", "n", "list"]),
+    WORDS | st.lists(WORDS, max_size=3) | st.dictionaries(st.just("note"), WORDS, max_size=1),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ARGUMENTS, st.lists(WORDS, max_size=2))
+def test_rules_decide_the_same_with_and_without_the_probe(
+    arguments: dict[str, Any], tags: list[str]
+) -> None:
+    payload = {"name": "t", "arguments": {**arguments, "tags": tags}}
+    policy = compile_sources({"p.policy": POLICY})
+    probed = [
+        policy.invoke_sync(name, "tools/call", "request", copy.deepcopy(payload))
+        for name in ("guard", "scrub")
+    ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PayloadProbe, "rules_out", lambda *args: False)
+        scanned = [
+            policy.invoke_sync(name, "tools/call", "request", copy.deepcopy(payload))
+            for name in ("guard", "scrub")
+        ]
+    for a, b in zip(probed, scanned, strict=True):
+        assert a.model_dump(exclude={"duration_ms"}) == b.model_dump(exclude={"duration_ms"})
+
+
+def test_a_clean_message_never_walks_the_paths_it_rules_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    policy = compile_sources({"p.policy": POLICY})
+    walked: list[object] = []
+    original = mutators_module.strings_in
+
+    def counting(values: Any) -> list[str]:
+        walked.append(values)
+        return original(values)
+
+    monkeypatch.setattr(mutators_module, "strings_in", counting)
+    clean = {"name": "t", "arguments": {"note": "hello", "n": ["x", "y"]}}
+    scrubbed = policy.invoke_sync("scrub", "tools/call", "request", clean)
+    assert isinstance(scrubbed, MutationResult)
+    assert not scrubbed.modified and walked == []
+    dirty = {"name": "t", "arguments": {"note": "call 555-0134"}}
+    scrubbed = policy.invoke_sync("scrub", "tools/call", "request", dirty)
+    assert isinstance(scrubbed, MutationResult)
+    assert scrubbed.modified and walked
+    assert scrubbed.payload["arguments"]["note"] == "call [NUM]"
+
+
+GUARDS = """
+validator guard "Positive matches only" {
+  on tools/call request
+  deny if any $.arguments..* matches /(?i)\\bdrop\\s+table\\b/ "sql in {path}" code sql
+  deny if any $.arguments..* matches /;\\s*rm\\b/ "shell in {path}" code shell
+  deny if any url_decode(url_decode($.arguments..*)) matches /\\.\\.\\// "dots in {path}" code dots
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("note", "walks", "valid"),
+    [("hello", 0, True), ("see ../etc", 1, False), ("x%2e%2e/", 1, False), ("a;rm -rf", 1, False)],
+)
+def test_a_clean_request_finds_no_path_of_a_rule_it_rules_out(
+    monkeypatch: pytest.MonkeyPatch, note: str, walks: int, valid: bool
+) -> None:
+    from policy_engine.compiler import conditions, match_groups
+
+    policy = compile_sources({"g.policy": GUARDS})
+    found: list[object] = []
+    for module in (conditions, match_groups):
+        original = module.find_memoised
+
+        def counting(path: Any, payload: Any, memo: Any, original: Any = original) -> Any:
+            found.append(path)
+            return original(path, payload, memo)
+
+        monkeypatch.setattr(module, "find_memoised", counting)
+    result = policy.invoke_sync("guard", "tools/call", "request", {"arguments": {"note": note}})
+    assert isinstance(result, ValidationResult)
+    assert result.valid is valid
+    assert len(set(map(id, found))) == walks
