@@ -27,7 +27,7 @@ from .json_size import json_size
 from .jsonpath import CompiledPath, compile_path, find_memoised
 from .match_groups import GroupIndex, MatchGroup, pattern_key
 from .matchers import GlobMatcher, TextMatcher, pattern_specs
-from .payload_probe import UNCHANGED_BY, PayloadProbe
+from .payload_probe import UNCHANGED_BY, PayloadProbe, ProbeRegexes
 from .text_columns import column_of
 from .values import compare, json_equal
 
@@ -56,14 +56,14 @@ class EvalContext:
     # where the payload is not a message (a filter's element).
     probe: PayloadProbe | None = None
 
-    def rules_out(self, compiled: Any, through: tuple[str, ...] = ()) -> bool:
-        """Whether a line-mode regex matches no string of the payload (`PayloadProbe`)."""
+    def rules_out(self, index: int, through: tuple[str, ...] = ()) -> bool:
+        """Whether probe regex ``index`` matches no string of the payload (`PayloadProbe`)."""
         probe = self.probe
         if probe is None:
             return False
         if probe.payload is not self.payload:  # a mutator's rule changed it
-            probe = self.probe = PayloadProbe(self.payload)
-        return probe.rules_out(compiled, through)
+            probe = self.probe = PayloadProbe(self.payload, probe.regexes)
+        return probe.rules_out(index, through)
 
 
 OperandFn = Callable[[EvalContext], list[Candidate]]
@@ -77,6 +77,14 @@ class CompileEnv:
     patterns: dict[str, ResolvedPattern]
     paths: dict[str, CompiledPath]
     groups: GroupIndex = field(default_factory=dict)
+    # The policy set's probe regexes; None compiles rules that never probe.
+    probes: ProbeRegexes | None = None
+
+    def probe_index(self, regex: Any) -> int | None:
+        """The index of a line-mode regex among the probes (None: no probing)."""
+        if regex is None or self.probes is None:
+            return None
+        return self.probes.add(regex)
 
     def path(self, source: str) -> CompiledPath:
         """``$`` paths read the payload; ``@`` paths (in a filter) read the element."""
@@ -352,16 +360,18 @@ def compile_condition(node: ast.Condition, env: CompileEnv, negate: bool = False
     if isinstance(node, ast.Matches) and isinstance(node.subject, ast.PathRef):
         grouped = env.groups.get((node.subject.source, pattern_key(node.pattern)))
         if grouped is not None:
-            return _grouped_matches(*grouped, quantifier, node.negated != negate)
+            group, position = grouped
+            probe = env.probe_index(group.probe_regex)
+            return _grouped_matches(group, position, quantifier, node.negated != negate, probe)
     if isinstance(node, ast.Matches):
         matcher = TextMatcher(pattern_specs([node.pattern], env.patterns))
         subject = compile_operand(node.subject, env)
         through = probe_through(node.subject)
-        probed = matcher.probe_regex if through is not None else None
         found = _quantified_matches(subject, quantifier, matcher, node.negated != negate)
-        if probed is None or quantifier == "all" or node.negated != negate:
+        if through is None or quantifier == "all" or node.negated != negate:
             return found
-        return _probed(found, probed, through or ())
+        probe = env.probe_index(matcher.probe_regex)
+        return found if probe is None else _probed(found, probe, through)
     subject, test = _predicate(node, env)
     if negate:
         positive = test
@@ -382,12 +392,12 @@ def probe_through(node: ast.Operand) -> tuple[str, ...] | None:
     return None
 
 
-def _probed(condition: ConditionFn, compiled: Any, through: tuple[str, ...]) -> ConditionFn:
+def _probed(condition: ConditionFn, probe: int, through: tuple[str, ...]) -> ConditionFn:
     """``condition`` (a positive "any ... matches"), None at once when the probe rules
-    the regex out: no string can match, so none is looked at."""
+    its regex out: no string can match, so none is looked at."""
 
     def probed(ctx: EvalContext) -> Location | None:
-        if ctx.rules_out(compiled, through):
+        if ctx.rules_out(probe, through):
             return None
         return condition(ctx)
 
@@ -515,7 +525,11 @@ def _maybe_not(test: Test, node: ast.Matches | ast.Like) -> Test:
 
 
 def _grouped_matches(
-    group: MatchGroup, index: int, quantifier: ast.Quantifier, negated: bool
+    group: MatchGroup,
+    index: int,
+    quantifier: ast.Quantifier,
+    negated: bool,
+    probe: int | None = None,
 ) -> ConditionFn:
     """`matches` answered from the group's shared scan (see match_groups.py);
     ``negated`` tests "does not match" instead."""
@@ -533,10 +547,8 @@ def _grouped_matches(
 
         return every
 
-    probed = group.probe_regex
-
     def some(ctx: EvalContext) -> Location | None:
-        if not negated and probed is not None and ctx.rules_out(probed):
+        if not negated and probe is not None and ctx.rules_out(probe):
             return None
         scan = group.scan(ctx.payload, ctx.memo)
         if not negated:

@@ -57,31 +57,42 @@ class FieldGroup:
         payload = ctx.payload
         found = descendant_fields(payload, self._all, self._max_depth)
         replaced: dict[Location, Any] = {}
-        above: set[Location] = set()  # proper prefixes of replaced locations
+        # Only a container can hold another match: while no member has
+        # replaced one, no location is inside a replaced value.
+        replaced_container = False
         out: list[tuple[CompiledMutation, int]] = []
         for position, (member, name) in enumerate(zip(self.members, self.names, strict=True)):
             matches = found[name]
-            if any(location in above for _, location in matches):
+            if replaced and _above_a_change(matches, replaced):
                 ctx.payload = patch(payload, replaced)
                 return out + _run_alone(self.members[position:], ctx, pattern_counts)
             assert member.transform is not None
             update = member.updater(ctx, member.transform, pattern_counts, events)
             changed = 0
             for value, location in matches:
-                if replaced and _inside(location, replaced):
+                if replaced_container and _inside(location, replaced):
                     continue
                 current = replaced.get(location, value)
                 new = update(current, location)
                 if new is KEEP or new is current:
                     continue
                 replaced[location] = new
-                for depth in range(len(location)):
-                    above.add(location[:depth])
+                kind = type(current)
+                replaced_container = replaced_container or kind is dict or kind is list
                 changed += 1
             if changed:
                 out.append((member, changed))
         ctx.payload = patch(payload, replaced)
         return out
+
+
+def _above_a_change(matches: list[tuple[Any, Location]], replaced: dict[Location, Any]) -> bool:
+    """Whether a match is a container holding a replaced location (only a container can)."""
+    holders = [location for value, location in matches if type(value) in (dict, list)]
+    if not holders:
+        return False
+    above = {location[:depth] for location in replaced for depth in range(len(location))}
+    return any(location in above for location in holders)
 
 
 def _inside(location: Location, replaced: dict[Location, Any]) -> bool:

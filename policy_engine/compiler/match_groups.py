@@ -28,7 +28,6 @@ from .jsonpath import CompiledPath, find_memoised
 from .matchers import (
     PatternSpec,
     TextMatcher,
-    binding,
     context_free,
     line_mode,
     matchable,
@@ -79,9 +78,9 @@ class MatchGroup:
         )
 
     @property
-    def probe_regex(self) -> Any:
-        """The group's patterns in line mode (`binding`), for a `PayloadProbe`, or None."""
-        return binding(self._line_any) if self._line_any is not None else None
+    def probe_regex(self) -> re2._Regexp[str] | None:
+        """The group's patterns in line mode, for a `PayloadProbe`, or None."""
+        return self._line_any
 
     def hits(self, text: str) -> frozenset[int]:
         text = matchable(text)

@@ -300,10 +300,10 @@ class TextMatcher:
             self._alone_set = _search_set([lines[i].regex for i, _ in self._alone])
 
     @property
-    def probe_regex(self) -> Any:
-        """All the patterns in line mode (`binding`), for a `PayloadProbe`; None when
-        some pattern is not `context_free`."""
-        return binding(self._line_any) if self._line_any is not None else None
+    def probe_regex(self) -> re2._Regexp[str] | None:
+        """All the patterns in line mode, for a `PayloadProbe`; None when some
+        pattern is not `context_free`."""
+        return self._line_any
 
     def _occurring_alone(self, data: bytes) -> list[tuple[int, re2._Regexp[str]]]:
         """The line-mode passes worth running over ``data``: those whose pattern occurs.

@@ -182,6 +182,8 @@ class CompiledMutation:
     # Every change the rule makes is a string (`redact`, `mask`, `hash` without
     # `matching`): nothing it writes has children (see field_groups.py).
     writes_strings: bool = False
+    # The probe regex of a `matching` rule's patterns (payload_probe.py), if any.
+    probe: int | None = None
 
     def applies(self, ctx: EvalContext) -> bool:
         if self.guard is None:
@@ -203,8 +205,7 @@ class CompiledMutation:
         rewrite = self.rewrite
         growth = [0]
         if rewrite is not None:
-            probed = rewrite.matcher.probe_regex
-            if probed is not None and ctx.rules_out(probed):
+            if self.probe is not None and ctx.rules_out(self.probe):
                 return payload, 0
             table = rewrite.table(value for value, _ in self.path.find(payload))
             if not any(table.values()):
@@ -353,6 +354,7 @@ def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> Co
         rule.path.source,
         rewrite=rewrite,
         writes_strings=rewrite is None and isinstance(rule, ast.Redact | ast.Mask | ast.Hash),
+        probe=env.probe_index(rewrite.matcher.probe_regex) if rewrite is not None else None,
     )
 
 

@@ -27,8 +27,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import re2
+
+from ..language.re2_config import re2_options
 from .json_size import encoded
-from .matchers import found_in
+from .matchers import MAX_SET_PATTERNS, binding, found_in
 
 _UNSET: Any = object()
 
@@ -41,17 +44,77 @@ UNCHANGED_BY: Mapping[str, Callable[[bytes], bool]] = {
 }
 
 
+class ProbeRegexes:
+    """Every line-mode regex a policy set's rules ask a probe about, scanned together.
+
+    One `re2.Set` pass over a payload's probe text says which of them occur,
+    for every rule of every interceptor: a clean message costs one scan per
+    payload, not one per rule. A Set out of DFA memory reports nothing, so
+    an empty answer is confirmed by the chunk's alternation (on which RE2
+    falls back to its NFA and stays exact); when that finds something, the
+    chunk's regexes are asked one by one.
+    """
+
+    def __init__(self) -> None:
+        self._sources: dict[str, int] = {}
+        self._compiled: list[Any] = []
+        self._chunks: list[tuple[int, int, Any, Any]] = []
+
+    def add(self, compiled: Any) -> int:
+        """The index of a line-mode regex (an `re2` pattern object), added once per source."""
+        source: str = compiled.pattern
+        index = self._sources.get(source)
+        if index is None:
+            index = self._sources[source] = len(self._compiled)
+            self._compiled.append(binding(compiled))
+        return index
+
+    def seal(self) -> None:
+        """Build the Sets; rules added later are asked one by one."""
+        sources = list(self._sources)
+        self._chunks = []
+        for offset in range(0, len(sources), MAX_SET_PATTERNS):
+            part = sources[offset : offset + MAX_SET_PATTERNS]
+            chunk = re2.Set.SearchSet(re2_options())
+            for source in part:
+                chunk.Add(source)
+            chunk.Compile()
+            union = re2.compile("|".join(f"(?:{source})" for source in part), re2_options())
+            self._chunks.append((offset, offset + len(part), chunk, binding(union)))
+
+    def occurring(self, text: bytes) -> tuple[set[int], set[int]]:
+        """The indexes that occur in ``text``, and those a Set could not answer for."""
+        found: set[int] = set()
+        unknown: set[int] = set()
+        for start, end, chunk, union in self._chunks:
+            # The stubs say bool; at run time it is the list of matching indexes.
+            matched: Any = chunk.Match(text)
+            if matched:
+                found.update(start + index for index in matched)
+            elif found_in(union, text):
+                unknown.update(range(start, end))
+        return found, unknown
+
+    def found_in(self, index: int, text: bytes) -> bool:
+        return found_in(self._compiled[index], text)
+
+    def answers_for(self, index: int) -> bool:
+        return any(start <= index < end for start, end, _, _ in self._chunks)
+
+
 class PayloadProbe:
     """A payload's JSON with quotes turned into newlines, and what scans of it found."""
 
-    __slots__ = ("_data", "_found", "_text", "payload")
+    __slots__ = ("_data", "_found", "_text", "_unknown", "payload", "regexes")
 
-    def __init__(self, payload: Any, data: bytes | None = None) -> None:
+    def __init__(self, payload: Any, regexes: ProbeRegexes, data: bytes | None = None) -> None:
         self.payload = payload
+        self.regexes = regexes
         # The payload's compact JSON when the caller already has it (the bounds check).
         self._data = data
         self._text: bytes | None = _UNSET
-        self._found: dict[int, tuple[Any, bool]] = {}
+        self._found: set[int] | None = None
+        self._unknown: set[int] = set()
 
     def text(self) -> bytes | None:
         """The probe text, or None when the payload cannot be probed."""
@@ -60,18 +123,23 @@ class PayloadProbe:
             self._text = None if data is None or b"\\" in data else data.replace(b'"', b"\n")
         return self._text
 
-    def rules_out(self, compiled: Any, through: tuple[str, ...] = ()) -> bool:
-        """Whether the line-mode regex (its `matchers.binding`) matches no string of the
-        payload, nor any string the functions ``through`` make of them."""
+    def rules_out(self, index: int, through: tuple[str, ...] = ()) -> bool:
+        """Whether regex ``index`` of `regexes` matches no string of the payload, nor
+        any string the functions ``through`` make of them."""
         text = self.text()
         if text is None:
             return False
         for function in through:
             if not UNCHANGED_BY[function](text):
                 return False
-        cached = self._found.get(id(compiled))
-        if cached is not None and cached[0] is compiled:
-            return not cached[1]
-        found = found_in(compiled, text)
-        self._found[id(compiled)] = (compiled, found)
-        return not found
+        if self._found is None:
+            self._found, self._unknown = self.regexes.occurring(text)
+        if index in self._found:
+            return False
+        if index in self._unknown or not self.regexes.answers_for(index):
+            found = self.regexes.found_in(index, text)
+            if found:
+                self._found.add(index)
+            self._unknown.discard(index)
+            return not found
+        return True

@@ -47,7 +47,7 @@ from .flows import CompiledFlow, FlowRuntime, FlowScope, compile_flow, label_mat
 from .jsonpath import PayloadTooDeep
 from .match_groups import build_match_groups
 from .mutators import CompiledMutation, RuleGroup, compile_mutation, run_mutator
-from .payload_probe import PayloadProbe
+from .payload_probe import PayloadProbe, ProbeRegexes
 from .rewrite_groups import group_rewrites
 from .trace import RuleRef, Trace
 from .validators import CompiledCheck, compile_check, run_validator
@@ -140,7 +140,7 @@ def compile_interceptor(
     if len(resolved.core_rules) != len(resolved.rules) or not resolved.descriptor_fields:
         raise ValueError(f"`{resolved.name}` has not been through the desugar and describe stages")
     groups = build_match_groups(resolved.core_rules, env.patterns, env.path)
-    env = CompileEnv(env.patterns, env.paths, groups)
+    env = CompileEnv(env.patterns, env.paths, groups, env.probes)
     compiled = CompiledInterceptor(resolved)
     for rule, core in zip(resolved.rules, resolved.core_rules, strict=True):
         ref = rule_ref(resolved.name, rule, names)
@@ -174,10 +174,12 @@ class PolicySet:
         self._last_bounded: _Bounded | None = None
         # A chain hands every invoke the same context object: its wire form once.
         self._last_context: tuple[InvocationContext, dict[str, Any]] | None = None
-        env = CompileEnv(model.patterns, {})
+        self._probes = ProbeRegexes()
+        env = CompileEnv(model.patterns, {}, probes=self._probes)
         self._interceptors: dict[str, CompiledInterceptor] = {}
         for resolved in model.interceptors:
             self._interceptors[resolved.name] = compile_interceptor(resolved, env, file_names)
+        self._probes.seal()
         # Labels are the set's: any validator's `remember` feeds any `flow` rule.
         labels = label_matchers(
             [flow for compiled in self._interceptors.values() for flow in compiled.flows]
@@ -319,7 +321,7 @@ class PolicySet:
         # memory is reused (a new block for each costs microseconds).
         self._last_bounded = last = None
         size, data = measure_bounds(payload, self.limits, name)
-        self._last_bounded = _Bounded.of(payload, size, data)
+        self._last_bounded = _Bounded.of(payload, size, data, self._probes)
         return self._last_bounded
 
     def _bound_output(
@@ -335,7 +337,7 @@ class PolicySet:
             return
         delta = ctx.size_delta
         if delta is not None and size + delta <= self.limits.max_bytes:
-            self._last_bounded = _Bounded.of(result.payload, size + delta, None)
+            self._last_bounded = _Bounded.of(result.payload, size + delta, None, self._probes)
 
     @staticmethod
     def _evaluate(
@@ -397,7 +399,7 @@ class _Bounded(NamedTuple):
     probe: PayloadProbe
 
     @classmethod
-    def of(cls, payload: Any, size: int, data: bytes | None) -> _Bounded:
+    def of(cls, payload: Any, size: int, data: bytes | None, probes: ProbeRegexes) -> _Bounded:
         """``data`` is the payload's encoding when the bounds check made one."""
         shared = {id(payload): (payload, size)} if isinstance(payload, dict | list) else {}
-        return cls(payload, size, shared, PayloadProbe(payload, data))
+        return cls(payload, size, shared, PayloadProbe(payload, probes, data))

@@ -23,7 +23,7 @@ import re2
 from ..language.re2_config import re2_options
 from .conditions import EvalContext
 from .match_groups import MAX_SET_SIZE
-from .matchers import binding, context_free, line_mode, matchable
+from .matchers import context_free, line_mode, matchable
 from .mutators import CompiledMutation, Counts, strings_in
 from .trace import RuleEvent
 
@@ -58,8 +58,9 @@ class RewriteGroup:
         self._any = (
             re2.compile("|".join(f"(?:{r})" for r in regexes), re2_options()) if regexes else None
         )
-        # Every pattern in line mode, when a `PayloadProbe` can rule them all out.
-        self._probed = binding(self._any) if self._any is not None and not self._always else None
+        # Each member's probe regex, when a `PayloadProbe` can rule them all out.
+        probes = [member.probe for member in self.members]
+        self._probes = [p for p in probes if p is not None] if None not in probes else []
 
     def _occurring(self, payload: Any) -> set[int]:
         """Members whose patterns occur somewhere in the strings the path reaches."""
@@ -84,7 +85,7 @@ class RewriteGroup:
     ) -> list[tuple[CompiledMutation, int]]:
         """Run the members that can change something; each one's change count, in order."""
         out: list[tuple[CompiledMutation, int]] = []
-        if self._probed is not None and ctx.rules_out(self._probed):
+        if self._probes and all(ctx.rules_out(probe) for probe in self._probes):
             return out
         pending = sorted(self._occurring(ctx.payload))
         while pending:

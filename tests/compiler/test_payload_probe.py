@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from policy_engine.compiler import compile_sources
 from policy_engine.compiler import mutators as mutators_module
 from policy_engine.compiler.conditions import normalize_text, url_decode
-from policy_engine.compiler.matchers import binding, context_free, line_mode
-from policy_engine.compiler.payload_probe import PayloadProbe
+from policy_engine.compiler.matchers import context_free, line_mode
+from policy_engine.compiler.payload_probe import PayloadProbe, ProbeRegexes
 from policy_engine.language.re2_config import re2_options
 from policy_engine.wire import MutationResult, ValidationResult
 
@@ -61,8 +61,13 @@ def strings_of(value: Any) -> list[str]:
     return []
 
 
-def line_regex(regex: str) -> Any:
-    return binding(re2.compile(line_mode(regex), re2_options()))
+REGISTRY = ProbeRegexes()
+INDEX = {regex: REGISTRY.add(re2.compile(line_mode(regex), re2_options())) for regex in REGEXES}
+REGISTRY.seal()
+
+
+def probe(payload: Any) -> PayloadProbe:
+    return PayloadProbe(payload, REGISTRY)
 
 
 @settings(max_examples=400, deadline=None)
@@ -71,7 +76,7 @@ def test_a_regex_ruled_out_matches_no_string(
     payload: Any, regex: str, through: tuple[str, ...]
 ) -> None:
     assert context_free(regex)
-    if not PayloadProbe(payload).rules_out(line_regex(regex), through):
+    if not probe(payload).rules_out(INDEX[regex], through):
         return
     mapped = {(): lambda s: s, ("url_decode",): url_decode, ("normalize",): normalize_text}
     pattern = re2.compile(regex, re2_options())
@@ -80,17 +85,35 @@ def test_a_regex_ruled_out_matches_no_string(
 
 
 def test_what_cannot_be_probed_is_never_ruled_out() -> None:
-    nowhere = line_regex("zzz")
+    nowhere = INDEX["A"]
     # A backslash in the text (a quote, backslash or control character in a string).
     for payload in ({"a": 'say "zzz"'}, {"a": "x\\y"}, {"a": "x\ny"}):
-        assert PayloadProbe(payload).rules_out(line_regex("qqq")) is False
+        assert probe(payload).rules_out(nowhere) is False
     # orjson refuses a lone surrogate and integers past 64 bits.
-    assert PayloadProbe({"a": "\ud800"}).rules_out(nowhere) is False
-    assert PayloadProbe({"a": 1 << 70}).rules_out(nowhere) is False
+    assert probe({"a": "\ud800"}).rules_out(nowhere) is False
+    assert probe({"a": 1 << 70}).rules_out(nowhere) is False
     # A function that would change some string is not looked through.
-    assert PayloadProbe({"a": "%7a"}).rules_out(nowhere, ("url_decode",)) is False
-    assert PayloadProbe({"a": "é"}).rules_out(nowhere, ("normalize",)) is False
-    assert PayloadProbe({"a": "plain"}).rules_out(nowhere, ("url_decode", "normalize"))
+    assert probe({"a": "%7a"}).rules_out(nowhere, ("url_decode",)) is False
+    assert probe({"a": "é"}).rules_out(nowhere, ("normalize",)) is False
+    assert probe({"a": "plain"}).rules_out(nowhere, ("url_decode", "normalize"))
+
+
+def test_a_set_that_answers_nothing_is_checked_regex_by_regex() -> None:
+    """An RE2 Set out of DFA memory reports no match at all: that must not rule out."""
+
+    class Silent:
+        def Match(self, text: bytes) -> list[int]:
+            return []
+
+    registry = ProbeRegexes()
+    found = registry.add(re2.compile(line_mode("b"), re2_options()))
+    absent = registry.add(re2.compile(line_mode("zzz"), re2_options()))
+    registry.seal()
+    registry._chunks = [(start, end, Silent(), union) for start, end, _, union in registry._chunks]
+    payload = {"a": "abc"}
+    assert PayloadProbe(payload, registry).rules_out(found) is False
+    assert PayloadProbe(payload, registry).rules_out(absent) is True
+    assert PayloadProbe({"a": "x"}, registry).rules_out(found) is True
 
 
 POLICY = """
