@@ -27,7 +27,7 @@ from .json_size import json_size
 from .jsonpath import CompiledPath, compile_path, find_memoised
 from .match_groups import GroupIndex, MatchGroup, pattern_key
 from .matchers import GlobMatcher, TextMatcher, pattern_specs
-from .payload_probe import UNCHANGED_BY, PayloadProbe, ProbeRegexes
+from .payload_probe import UNCHANGED_BY, PayloadProbe, ProbeRegexes, descendant_names
 from .text_columns import column_of
 from .values import compare, json_equal
 
@@ -62,8 +62,17 @@ class EvalContext:
         if probe is None:
             return False
         if probe.payload is not self.payload:  # a mutator's rule changed it
-            probe = self.probe = PayloadProbe(self.payload, probe.regexes)
+            probe = self.probe = PayloadProbe(self.payload, probe.regexes, whole=False)
         return probe.rules_out(index, through)
+
+    def lacks_members(self, names: tuple[bytes, ...]) -> bool:
+        """Whether no object of the payload has a member by any of ``names`` (`PayloadProbe`)."""
+        probe = self.probe
+        if probe is None:
+            return False
+        if probe.payload is not self.payload:
+            probe = self.probe = PayloadProbe(self.payload, probe.regexes, whole=False)
+        return probe.lacks_members(names)
 
 
 OperandFn = Callable[[EvalContext], list[Candidate]]
@@ -153,8 +162,18 @@ def json_value(value: Any) -> Any:
 
 
 def _memoised_find(path: CompiledPath) -> OperandFn:
-    """The path's values, found once per payload object however many rules read them."""
-    return lambda ctx: find_memoised(path, ctx.payload, ctx.memo)
+    """The path's values, found once per payload object however many rules read them
+    (and not looked for at all when the payload has no member a `$..name` needs)."""
+    names = descendant_names(path.path.steps)
+    if names is None:
+        return lambda ctx: find_memoised(path, ctx.payload, ctx.memo)
+
+    def find(ctx: EvalContext) -> list[Candidate]:
+        if ctx.lacks_members(names):
+            return []
+        return find_memoised(path, ctx.payload, ctx.memo)
+
+    return find
 
 
 def _memoised(key: Any, operand: OperandFn) -> OperandFn:

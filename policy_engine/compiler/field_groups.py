@@ -27,6 +27,7 @@ from ..language.path_steps import Descend, Field
 from .conditions import EvalContext
 from .jsonpath import KEEP, Location, descendant_fields, patch
 from .mutators import CompiledMutation, Counts
+from .payload_probe import member_key
 from .trace import RuleEvent
 
 
@@ -49,12 +50,15 @@ class FieldGroup:
         self.names = [field_name(member) or "" for member in self.members]
         self._all = tuple(dict.fromkeys(self.names))
         self._max_depth = min(member.path.max_depth for member in self.members)
+        self._members = tuple(member_key(name) for name in self._all)
 
     def apply(
         self, ctx: EvalContext, pattern_counts: Counts, events: list[RuleEvent] | None
     ) -> list[tuple[CompiledMutation, int]]:
         """Run the members; each changing one with how many locations it changed, in order."""
         payload = ctx.payload
+        if ctx.lacks_members(self._members):
+            return []
         found = descendant_fields(payload, self._all, self._max_depth)
         replaced: dict[Location, Any] = {}
         # Only a container can hold another match: while no member has

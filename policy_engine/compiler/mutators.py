@@ -27,6 +27,7 @@ from .conditions import (
 from .json_size import json_size
 from .jsonpath import KEEP, REMOVE, CompiledPath
 from .matchers import Hit, TextMatcher, pattern_specs
+from .payload_probe import descendant_names
 from .trace import RuleEvent, RuleRef, Trace, elapsed_ms
 
 DEFAULT_REDACTION = "[REDACTED]"
@@ -184,6 +185,8 @@ class CompiledMutation:
     writes_strings: bool = False
     # The probe regex of a `matching` rule's patterns (payload_probe.py), if any.
     probe: int | None = None
+    # For a `$..name` path: the members one of which the payload must have.
+    members: tuple[bytes, ...] | None = None
 
     def applies(self, ctx: EvalContext) -> bool:
         if self.guard is None:
@@ -201,6 +204,8 @@ class CompiledMutation:
         payload = ctx.payload
         if self.is_set:
             return self._set(ctx, events)
+        if self.members is not None and ctx.lacks_members(self.members):
+            return payload, 0
         transform = self.transform
         rewrite = self.rewrite
         growth = [0]
@@ -355,6 +360,7 @@ def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> Co
         rewrite=rewrite,
         writes_strings=rewrite is None and isinstance(rule, ast.Redact | ast.Mask | ast.Hash),
         probe=env.probe_index(rewrite.matcher.probe_regex) if rewrite is not None else None,
+        members=descendant_names(path.path.steps),
     )
 
 

@@ -17,6 +17,11 @@ converse does not hold (the text also holds keys, numbers and punctuation):
 a hit only means the rule runs as before. A payload whose text has a
 backslash, or that orjson refuses, is never probed.
 
+The same encoding says when a `$..name` path can find nothing: a payload
+with a member `name` anywhere holds the key's encoding and a colon
+(`"name":`) in its text, escapes or not, so a text without it has no such
+member and the rule reading that path has nothing to do.
+
 A text function can be looked through when it changes no string of the
 payload: `url_decode` when the text has no `%`, `normalize` when it is
 ASCII (`UNCHANGED_BY`; conditions.py reads the same tests off a column's join).
@@ -24,11 +29,13 @@ ASCII (`UNCHANGED_BY`; conditions.py reads the same tests off a column's join).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import orjson
 import re2
 
+from ..language.path_steps import Descend, Field
 from ..language.re2_config import re2_options
 from .json_size import encoded
 from .matchers import MAX_SET_PATTERNS, binding, found_in
@@ -42,6 +49,18 @@ UNCHANGED_BY: Mapping[str, Callable[[bytes], bool]] = {
     "url_decode": lambda text: b"%" not in text,
     "normalize": bytes.isascii,
 }
+
+
+def member_key(name: str) -> bytes:
+    """How a member named ``name`` starts in compact JSON: its key and the colon."""
+    return orjson.dumps(name) + b":"
+
+
+def descendant_names(steps: Sequence[object]) -> tuple[bytes, ...] | None:
+    """The `member_key`s a path starting `$..name` needs one of, else None."""
+    if len(steps) < 2 or not isinstance(steps[0], Descend) or not isinstance(steps[1], Field):
+        return None
+    return tuple(member_key(name) for name in steps[1].names)
 
 
 class ProbeRegexes:
@@ -103,25 +122,57 @@ class ProbeRegexes:
 
 
 class PayloadProbe:
-    """A payload's JSON with quotes turned into newlines, and what scans of it found."""
+    """A payload's JSON with quotes turned into newlines, and what scans of it found.
 
-    __slots__ = ("_data", "_found", "_text", "_unknown", "payload", "regexes")
+    A probe made for a message that several interceptors will read (``whole``)
+    answers its first question with the Set pass over every regex; one made
+    for a mutator's intermediate payload, which one or two more rules read,
+    scans only for the regexes asked.
+    """
 
-    def __init__(self, payload: Any, regexes: ProbeRegexes, data: bytes | None = None) -> None:
+    __slots__ = ("_absent", "_data", "_found", "_text", "_unknown", "_whole", "payload", "regexes")
+
+    def __init__(
+        self,
+        payload: Any,
+        regexes: ProbeRegexes,
+        data: bytes | None = None,
+        whole: bool = True,
+    ) -> None:
         self.payload = payload
         self.regexes = regexes
         # The payload's compact JSON when the caller already has it (the bounds check).
         self._data = data
         self._text: bytes | None = _UNSET
+        self._whole = whole
         self._found: set[int] | None = None
         self._unknown: set[int] = set()
+        self._absent: set[int] = set()
+
+    def reuse_text(self, other: PayloadProbe) -> None:
+        """Take the encoding and text ``other`` made of this same payload."""
+        if other.payload is self.payload:
+            self._data = self._data or other._data
+            if other._text is not _UNSET:
+                self._text = other._text
+
+    def _encoding(self) -> bytes | None:
+        if self._data is None:
+            self._data = encoded(self.payload)
+        return self._data
 
     def text(self) -> bytes | None:
         """The probe text, or None when the payload cannot be probed."""
         if self._text is _UNSET:
-            data = self._data if self._data is not None else encoded(self.payload)
+            data = self._encoding()
             self._text = None if data is None or b"\\" in data else data.replace(b'"', b"\n")
         return self._text
+
+    def lacks_members(self, names: tuple[bytes, ...]) -> bool:
+        """Whether no object of the payload has a member by any of ``names`` (each
+        given as its key's JSON encoding and a colon, `member_key`)."""
+        data = self._encoding()
+        return data is not None and not any(name in data for name in names)
 
     def rules_out(self, index: int, through: tuple[str, ...] = ()) -> bool:
         """Whether regex ``index`` of `regexes` matches no string of the payload, nor
@@ -133,13 +184,16 @@ class PayloadProbe:
             if not UNCHANGED_BY[function](text):
                 return False
         if self._found is None:
-            self._found, self._unknown = self.regexes.occurring(text)
+            if self._whole:
+                self._found, self._unknown = self.regexes.occurring(text)
+            else:
+                self._found, self._unknown = set(), set()
         if index in self._found:
             return False
-        if index in self._unknown or not self.regexes.answers_for(index):
+        if index in self._absent:
+            return True
+        if not self._whole or index in self._unknown or not self.regexes.answers_for(index):
             found = self.regexes.found_in(index, text)
-            if found:
-                self._found.add(index)
-            self._unknown.discard(index)
+            (self._found if found else self._absent).add(index)
             return not found
         return True

@@ -337,7 +337,12 @@ class PolicySet:
             return
         delta = ctx.size_delta
         if delta is not None and size + delta <= self.limits.max_bytes:
-            self._last_bounded = _Bounded.of(result.payload, size + delta, None, self._probes)
+            output = result.payload
+            bounded = _Bounded.of(output, size + delta, None, self._probes)
+            probe = ctx.probe
+            if probe is not None and probe.payload is output:  # its text is this payload's
+                bounded.probe.reuse_text(probe)
+            self._last_bounded = bounded
 
     @staticmethod
     def _evaluate(

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from policy_engine.compiler import compile_sources
 from policy_engine.compiler import mutators as mutators_module
 from policy_engine.compiler.conditions import normalize_text, url_decode
+from policy_engine.compiler.json_size import encoded
 from policy_engine.compiler.matchers import context_free, line_mode
-from policy_engine.compiler.payload_probe import PayloadProbe, ProbeRegexes
+from policy_engine.compiler.payload_probe import PayloadProbe, ProbeRegexes, member_key
 from policy_engine.language.re2_config import re2_options
 from policy_engine.wire import MutationResult, ValidationResult
 
@@ -227,3 +228,62 @@ def test_a_clean_request_finds_no_path_of_a_rule_it_rules_out(
     assert isinstance(result, ValidationResult)
     assert result.valid is valid
     assert len(set(map(id, found))) == walks
+
+
+def keys_of(value: Any) -> set[str]:
+    if isinstance(value, list):
+        return {key for item in value for key in keys_of(item)}
+    if isinstance(value, dict):
+        return set(value) | {key for item in value.values() for key in keys_of(item)}
+    return set()
+
+
+@settings(max_examples=300, deadline=None)
+@given(PAYLOADS, TEXT)
+def test_a_member_the_probe_says_is_missing_is_in_no_object(payload: Any, name: str) -> None:
+    lacks = probe(payload).lacks_members((member_key(name),))
+    if encoded(payload) is None:
+        assert lacks is False
+    elif lacks:
+        assert name not in keys_of(payload)
+    else:  # the converse holds too when the name is a key
+        assert name in keys_of(payload) or member_key(name) in (encoded(payload) or b"")
+
+
+def test_a_descendant_rule_without_its_member_never_walks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from policy_engine.compiler import jsonpath
+
+    source = """
+    mutator m "Descendant rules" {
+      on tools/call request
+      redact $..email with "[EMAIL]"
+      redact $..ssn with "[SSN]"
+      redact $..text matching /secret/
+      remove $..token
+    }
+    validator v "Descendant operand" {
+      on tools/call request
+      deny if any $..text == "x" "text x" code x
+    }
+    """
+    policy = compile_sources({"m.policy": source})
+    walks: list[object] = []
+    for name in ("descendant_fields", "_walk_fields"):
+        original = getattr(jsonpath, name)
+
+        def counting(*args: Any, original: Any = original) -> Any:
+            walks.append(args)
+            return original(*args)
+
+        monkeypatch.setattr(jsonpath, name, counting)
+    payload = {"name": "t", "arguments": {"records": [{"id": 1, "note": "text and email"}]}}
+    assert not policy.invoke_sync("m", "tools/call", "request", payload).modified  # type: ignore[union-attr]
+    assert policy.invoke_sync("v", "tools/call", "request", payload).valid  # type: ignore[union-attr]
+    assert walks == []
+    payload = copy.deepcopy(payload)  # a payload changed in place is a new payload
+    payload["arguments"]["records"][0]["email"] = "a@b.c"
+    payload["arguments"]["records"][0]["text"] = "x"
+    result = policy.invoke_sync("m", "tools/call", "request", payload)
+    assert result.payload["arguments"]["records"][0]["email"] == "[EMAIL]"  # type: ignore[union-attr]
+    assert not policy.invoke_sync("v", "tools/call", "request", payload).valid  # type: ignore[union-attr]
+    assert walks
