@@ -88,6 +88,17 @@ class CompileEnv:
     groups: GroupIndex = field(default_factory=dict)
     # The policy set's probe regexes; None compiles rules that never probe.
     probes: ProbeRegexes | None = None
+    # One memo key per distinct operand node (see `memo_key`).
+    memo_keys: dict[ast.Operand, object] = field(default_factory=dict)
+
+    def memo_key(self, node: ast.Operand) -> object:
+        """The key under which an operand's value is memoised in an invoke.
+
+        Equal nodes share one key, so equal operands in two rules are computed
+        once; the key is a plain object, because hashing a frozen AST node
+        walks all of it again on every lookup.
+        """
+        return self.memo_keys.setdefault(node, object())
 
     def probe_index(self, regex: Any) -> int | None:
         """The index of a line-mode regex among the probes (None: no probing)."""
@@ -179,9 +190,9 @@ def _memoised_find(path: CompiledPath) -> OperandFn:
 def _memoised(key: Any, operand: OperandFn) -> OperandFn:
     """``operand`` evaluated once per payload object, under ``key`` in the context's memo.
 
-    Equal keys (a path, or a call node: nodes compare by structure, not by
-    span) share one entry, so `url_decode($.x)` written in two rules is
-    computed once. The entry keeps the payload it was computed on and is
+    Equal call nodes get one key (`CompileEnv.memo_key`; nodes compare by
+    structure, not by span) and so share one entry: `url_decode($.x)`
+    written in two rules is computed once. The entry keeps the payload it was computed on and is
     read only for that same object: a mutator that changes the payload
     hands on a new object (copy on write), so a stale entry is never read.
     Callers only iterate the candidates, never change them.
@@ -301,10 +312,11 @@ def _call_operand(node: ast.Call, env: CompileEnv) -> OperandFn:
                 (text, candidates[k][1]) for text, k in zip(mapped, column.positions, strict=True)
             ]
 
-        return _memoised(node, apply_text)
+        return _memoised(env.memo_key(node), apply_text)
     if node.function == "size":
         return _memoised(
-            node, lambda ctx: [(_shared_size(v, ctx), where) for v, where in argument(ctx)]
+            env.memo_key(node),
+            lambda ctx: [(_shared_size(v, ctx), where) for v, where in argument(ctx)],
         )
 
     def apply(ctx: EvalContext) -> list[Candidate]:
@@ -315,7 +327,7 @@ def _call_operand(node: ast.Call, env: CompileEnv) -> OperandFn:
                 out.append((mapped, location))
         return out
 
-    return _memoised(node, apply)
+    return _memoised(env.memo_key(node), apply)
 
 
 # -------------------------------------------------------------- predicates

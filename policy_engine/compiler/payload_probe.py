@@ -78,6 +78,7 @@ class ProbeRegexes:
         self._sources: dict[str, int] = {}
         self._compiled: list[Any] = []
         self._chunks: list[tuple[int, int, Any, Any]] = []
+        self._sealed = 0
 
     def add(self, compiled: Any) -> int:
         """The index of a line-mode regex (an `re2` pattern object), added once per source."""
@@ -91,6 +92,7 @@ class ProbeRegexes:
     def seal(self) -> None:
         """Build the Sets; rules added later are asked one by one."""
         sources = list(self._sources)
+        self._sealed = len(sources)
         self._chunks = []
         for offset in range(0, len(sources), MAX_SET_PATTERNS):
             part = sources[offset : offset + MAX_SET_PATTERNS]
@@ -118,7 +120,8 @@ class ProbeRegexes:
         return found_in(self._compiled[index], text)
 
     def answers_for(self, index: int) -> bool:
-        return any(start <= index < end for start, end, _, _ in self._chunks)
+        """Whether the Sets hold regex ``index`` (it was added before `seal`)."""
+        return index < self._sealed
 
 
 class PayloadProbe:
