@@ -39,7 +39,11 @@ from policy_engine.wire import (
     ValidationSummary,
 )
 from policy_engine.wire.errors import TIMEOUT
-from policy_engine.wire.provider import evaluates_in_process, leaves_payload_alone
+from policy_engine.wire.provider import (
+    evaluates_in_process,
+    honours_timeout_ms,
+    leaves_payload_alone,
+)
 
 from .entry import ChainEntry
 
@@ -221,7 +225,7 @@ class _Run:
         started = time.perf_counter()
         try:
             timed_out = False
-            if limit:
+            if limit and not honours_timeout_ms(entry.host.provider):
                 with anyio.move_on_after(limit / 1000) as scope:
                     outcome.result = await entry.host.provider.invoke(params)
                 timed_out = scope.cancelled_caught

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -51,6 +51,8 @@ from .payload_probe import PayloadProbe, ProbeRegexes
 from .rewrite_groups import group_rewrites
 from .trace import RuleRef, Trace
 from .validators import CompiledCheck, compile_check, run_validator
+
+_T = TypeVar("_T")
 
 # Payloads larger than this (JSON bytes) are evaluated in a worker thread.
 THREAD_THRESHOLD_BYTES = 256 * 1024
@@ -159,6 +161,8 @@ class PolicySet:
 
     # Mutators copy on write; validators only read (tests/compiler prove both).
     never_modifies_payload = True
+    # `invoke` answers the SEP's timeout error itself (see `wire.provider`).
+    honours_timeout_ms = True
 
     def __init__(
         self,
@@ -217,31 +221,50 @@ class PolicySet:
         where a thread hop would cost more than the work; if it still overran
         its `timeoutMs`, the answer is the SEP's timeout error, not a late result.
         """
-        context = self._context_wire(params.context)
+        started = time.perf_counter()
+        context = self._context_wire(params.context, params.name)
         interceptor, ctx, size = self._prepare(
-            params.name, params.event, params.phase, params.payload, params.config, context
+            params.name,
+            params.event,
+            params.phase,
+            params.payload,
+            params.config,
+            context,
+            context_checked=True,
         )
+        limit = params.timeout_ms
         if size > THREAD_THRESHOLD_BYTES:
-            result = await anyio.to_thread.run_sync(
-                self._evaluate, interceptor, ctx, None, abandon_on_cancel=True
+            result = await _within(
+                limit,
+                started,
+                params,
+                lambda: anyio.to_thread.run_sync(
+                    self._evaluate, interceptor, ctx, None, abandon_on_cancel=True
+                ),
             )
         else:
             result = self._evaluate(interceptor, ctx, None)
-        if interceptor.flow_scope is not None and isinstance(result, ValidationResult):
-            result = await self.flows.apply(interceptor.flow_scope, ctx, result, None)
+        scope = interceptor.flow_scope
+        if scope is not None and isinstance(validated := result, ValidationResult):
+            result = await _within(
+                limit, started, params, lambda: self.flows.apply(scope, ctx, validated, None)
+            )
         self._bound_output(result, ctx, size)
-        limit = params.timeout_ms
         if limit is not None and result.duration_ms is not None and result.duration_ms > limit:
             raise timed_out(params.name, limit, params.phase)
         return result
 
-    def _context_wire(self, context: InvocationContext | None) -> dict[str, Any] | None:
+    def _context_wire(self, context: InvocationContext | None, name: str) -> dict[str, Any] | None:
+        """The context's wire form, checked for non-finite numbers, once per context
+        object (a chain hands the same one to every invoke)."""
         if context is None:
             return None
         last = self._last_context
         if last is not None and last[0] is context:
             return last[1]
         wire = context.to_wire()
+        if wire:
+            check_finite(wire, name, "context")
         self._last_context = (context, wire)
         return wire
 
@@ -277,6 +300,7 @@ class PolicySet:
         payload: Any,
         config: dict[str, Any] | None,
         context: dict[str, Any] | InvocationContext | None,
+        context_checked: bool = False,
     ) -> tuple[CompiledInterceptor, EvalContext, int]:
         """Every check that can refuse the call (-32602), and the payload's size."""
         interceptor = self._interceptors.get(name)
@@ -290,7 +314,7 @@ class PolicySet:
         bounded = self._bounded(payload, name)
         if isinstance(context, InvocationContext):
             context = context.to_wire()
-        if context:
+        if context and not context_checked:
             check_finite(context, name, "context")
         ctx = EvalContext(
             payload,
@@ -360,6 +384,19 @@ class PolicySet:
             raise execution_failed(name, f"payload too deep to evaluate: {exc}") from exc
         except Exception as exc:  # a bug in evaluation must still answer, not crash
             raise execution_failed(name, f"{type(exc).__name__}: {exc}") from exc
+
+
+async def _within(
+    limit: int | None, started: float, params: InvokeParams, work: Callable[[], Awaitable[_T]]
+) -> _T:
+    """``work`` awaited within what is left of the invoke's `timeoutMs`, or the SEP's
+    timeout error (evaluation that never yields is checked after it ends instead)."""
+    if limit is None:
+        return await work()
+    left = limit / 1000 - (time.perf_counter() - started)
+    with anyio.move_on_after(max(left, 0)):
+        return await work()
+    raise timed_out(params.name, limit, params.phase)
 
 
 def compile_model(

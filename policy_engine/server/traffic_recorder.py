@@ -31,6 +31,8 @@ class RecordingProvider:
         self._recorder = recorder
         self.never_modifies_payload = getattr(inner, "never_modifies_payload", False)
         self.evaluates_in_process = getattr(inner, "evaluates_in_process", False)
+        # Recording is synchronous, after the inner answer: its timeouts are the inner's.
+        self.honours_timeout_ms = getattr(inner, "honours_timeout_ms", False)
 
     def descriptors(self) -> list[InterceptorDescriptor]:
         return self._inner.descriptors()

@@ -35,6 +35,18 @@ def evaluates_in_process(provider: object) -> bool:
     return getattr(provider, "evaluates_in_process", False) is True
 
 
+def honours_timeout_ms(provider: object) -> bool:
+    """Whether a provider answers the SEP's timeout error itself when an invoke
+    outlives its ``timeoutMs``.
+
+    A provider may set ``honours_timeout_ms = True``; the chain then awaits it
+    without a cancel scope of its own (entering and leaving one costs more
+    than a small evaluation). A compiled policy set checks its evaluation's
+    duration and bounds each await; anything else is put under a scope.
+    """
+    return getattr(provider, "honours_timeout_ms", False) is True
+
+
 @runtime_checkable
 class InterceptorProvider(Protocol):
     def descriptors(self) -> list[InterceptorDescriptor]:

@@ -113,3 +113,48 @@ def test_a_payload_over_the_limit_is_refused_every_time() -> None:
         with pytest.raises(InterceptorError) as raised:
             policies.invoke_sync("v", "app/run", "request", big)
         assert raised.value.code == -32602
+
+
+async def test_a_stuck_large_evaluation_answers_its_own_timeout_ms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The chain puts no cancel scope around a policy set (`honours_timeout_ms`): the
+    invoke's own `timeoutMs` must answer, through the chain as on its own."""
+    from policy_engine.chain import InterceptorChain
+    from policy_engine.wire import ChainExecutionParams
+
+    policies = compile_sources({"v.policy": POLICY})
+    assert policies.honours_timeout_ms
+    release = threading.Event()
+    original = PolicySet._evaluate
+
+    def stuck(*args: object) -> object:
+        release.wait(30)
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PolicySet, "_evaluate", staticmethod(stuck))
+    try:
+        with anyio.fail_after(10):
+            with pytest.raises(InterceptorError) as raised:
+                await policies.invoke(_params("x" * (THREAD_THRESHOLD_BYTES + 1), timeout_ms=100))
+            assert raised.value.code == -32000
+            assert raised.value.data == {
+                "interceptor": "v",
+                "timeoutMs": 100,
+                "phase": "request",
+                "reason": "timeout",
+            }
+            chain = InterceptorChain.connect(local={"p": policies}, default_timeout_ms=100)
+            async with chain as connected:
+                result = await connected.execute(
+                    ChainExecutionParams(
+                        event="app/run",
+                        phase="request",
+                        payload={"t": "x" * (THREAD_THRESHOLD_BYTES + 1)},
+                    ),
+                    side="receiving",
+                )
+            assert result.status == "timeout"
+            assert result.aborted_at is not None and result.aborted_at.timeout_ms == 100
+    finally:
+        release.set()
