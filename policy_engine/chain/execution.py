@@ -41,6 +41,7 @@ from policy_engine.wire import (
 from policy_engine.wire.errors import TIMEOUT
 from policy_engine.wire.provider import (
     evaluates_in_process,
+    fields_invoker,
     honours_timeout_ms,
     leaves_payload_alone,
 )
@@ -205,32 +206,45 @@ class _Run:
     async def _invoke(self, entry: ChainEntry, payload: object) -> _Outcome:
         """Run one interceptor under its own timeout; never raises for its failures."""
         limit = entry.timeout_ms(self.default_timeout_ms)
-        # Validated construction: pydantic-core checks these already-valid
-        # values faster than `model_construct` sets them in Python.
-        params = InvokeParams(
-            name=entry.name,
-            event=self.params.event,
-            phase=self.params.phase,
-            # A private copy: a local provider gets what a remote one would, a
-            # value it cannot share with the caller or with other interceptors,
-            # unless it promises to leave its input alone.
-            payload=payload
-            if leaves_payload_alone(entry.host.provider)
-            else copy.deepcopy(payload),
-            config=entry.invoke_config((self.params.config or {}).get(entry.name)),
-            timeout_ms=limit,
-            context=self.params.context,
-        )
+        provider = entry.host.provider
+        # A private copy: a local provider gets what a remote one would, a
+        # value it cannot share with the caller or with other interceptors,
+        # unless it promises to leave its input alone.
+        given = payload if leaves_payload_alone(provider) else copy.deepcopy(payload)
+        config = entry.invoke_config((self.params.config or {}).get(entry.name))
+        direct = fields_invoker(provider)
+        if direct is not None:
+            event, phase, context = self.params.event, self.params.phase, self.params.context
+
+            def invoke() -> Awaitable[ValidationResult | MutationResult]:
+                return direct(entry.name, event, phase, given, config, limit, context)
+
+        else:
+            # Validated construction: pydantic-core checks these already-valid
+            # values faster than `model_construct` sets them in Python.
+            params = InvokeParams(
+                name=entry.name,
+                event=self.params.event,
+                phase=self.params.phase,
+                payload=given,
+                config=config,
+                timeout_ms=limit,
+                context=self.params.context,
+            )
+
+            def invoke() -> Awaitable[ValidationResult | MutationResult]:
+                return provider.invoke(params)
+
         outcome = _Outcome(entry)
         started = time.perf_counter()
         try:
             timed_out = False
-            if limit and not honours_timeout_ms(entry.host.provider):
+            if limit and not honours_timeout_ms(provider):
                 with anyio.move_on_after(limit / 1000) as scope:
-                    outcome.result = await entry.host.provider.invoke(params)
+                    outcome.result = await invoke()
                 timed_out = scope.cancelled_caught
             else:
-                outcome.result = await entry.host.provider.invoke(params)
+                outcome.result = await invoke()
             if timed_out:
                 outcome.failure, outcome.timeout_ms = "timeout", limit
                 outcome.reason = f"timed out after {limit} ms"

@@ -221,23 +221,38 @@ class PolicySet:
         where a thread hop would cost more than the work; if it still overran
         its `timeoutMs`, the answer is the SEP's timeout error, not a late result.
         """
-        started = time.perf_counter()
-        context = self._context_wire(params.context, params.name)
-        interceptor, ctx, size = self._prepare(
+        return await self.invoke_fields(
             params.name,
             params.event,
             params.phase,
             params.payload,
             params.config,
-            context,
-            context_checked=True,
+            params.timeout_ms,
+            params.context,
         )
-        limit = params.timeout_ms
+
+    async def invoke_fields(
+        self,
+        name: str,
+        event: str,
+        phase: Phase,
+        payload: Any,
+        config: dict[str, Any] | None,
+        timeout_ms: int | None,
+        context: InvocationContext | None,
+    ) -> ValidationResult | MutationResult:
+        """`invoke` on the fields of `InvokeParams`, already validated by the caller
+        (the chain: building the model again cost a few microseconds an invoke)."""
+        started = time.perf_counter()
+        wire = self._context_wire(context, name)
+        interceptor, ctx, size = self._prepare(
+            name, event, phase, payload, config, wire, context_checked=True
+        )
         if size > THREAD_THRESHOLD_BYTES:
             result = await _within(
-                limit,
+                timeout_ms,
                 started,
-                params,
+                (name, phase),
                 lambda: anyio.to_thread.run_sync(
                     self._evaluate, interceptor, ctx, None, abandon_on_cancel=True
                 ),
@@ -247,11 +262,15 @@ class PolicySet:
         scope = interceptor.flow_scope
         if scope is not None and isinstance(validated := result, ValidationResult):
             result = await _within(
-                limit, started, params, lambda: self.flows.apply(scope, ctx, validated, None)
+                timeout_ms,
+                started,
+                (name, phase),
+                lambda: self.flows.apply(scope, ctx, validated, None),
             )
         self._bound_output(result, ctx, size)
-        if limit is not None and result.duration_ms is not None and result.duration_ms > limit:
-            raise timed_out(params.name, limit, params.phase)
+        took = result.duration_ms
+        if timeout_ms is not None and took is not None and took > timeout_ms:
+            raise timed_out(name, timeout_ms, phase)
         return result
 
     def _context_wire(self, context: InvocationContext | None, name: str) -> dict[str, Any] | None:
@@ -387,16 +406,20 @@ class PolicySet:
 
 
 async def _within(
-    limit: int | None, started: float, params: InvokeParams, work: Callable[[], Awaitable[_T]]
+    limit: int | None,
+    started: float,
+    invoke: tuple[str, Phase],
+    work: Callable[[], Awaitable[_T]],
 ) -> _T:
     """``work`` awaited within what is left of the invoke's `timeoutMs`, or the SEP's
-    timeout error (evaluation that never yields is checked after it ends instead)."""
+    timeout error for ``invoke`` (interceptor, phase); evaluation that never yields
+    is checked after it ends instead."""
     if limit is None:
         return await work()
     left = limit / 1000 - (time.perf_counter() - started)
     with anyio.move_on_after(max(left, 0)):
         return await work()
-    raise timed_out(params.name, limit, params.phase)
+    raise timed_out(invoke[0], limit, invoke[1])
 
 
 def compile_model(
