@@ -25,7 +25,7 @@ from .conditions import (
     compile_operand,
 )
 from .json_size import json_size
-from .jsonpath import KEEP, REMOVE, CompiledPath, patch
+from .jsonpath import KEEP, REMOVE, CompiledPath
 from .matchers import Hit, TextMatcher, pattern_specs
 from .payload_probe import descendant_names
 from .trace import RuleEvent, RuleRef, Trace, elapsed_ms
@@ -38,16 +38,6 @@ DEFAULT_TRUNCATION = "..."
 Counts = dict[str, int]
 Transform = Callable[[Any, Counts], Any]
 HitTable = dict[str, list[Hit]]
-Places = list[tuple[tuple[str | int, ...], str]]
-
-
-@dataclass(frozen=True)
-class RewriteScan:
-    """The hits of every string a rule reaches, and where each string sits under
-    each value the rule's path found (keyed by the value's identity)."""
-
-    table: HitTable
-    places: dict[int, tuple[Any, Places]]
 
 
 @dataclass(frozen=True)
@@ -55,48 +45,15 @@ class PatternRewrite:
     """A `matching` rule: every hit of ``matcher`` in a string becomes ``make(text, label)``.
 
     The hits of all the strings a rule reaches are found in one scan before
-    the update (``TextMatcher.hits_many``), and only the strings with hits
-    are rewritten (`scan`, `apply_scanned`).
+    the update walks the payload (``TextMatcher.hits_many``).
     """
 
     matcher: TextMatcher
     make: Callable[[str, str], str]
 
-    def scan(self, values: Iterable[Any]) -> RewriteScan:
-        """`table`, from one walk that also notes where each string is, so
-        `apply_scanned` patches the strings with hits instead of walking again."""
-        places: dict[int, tuple[Any, Places]] = {}
-        texts: dict[str, None] = {}
-        for value in values:
-            found = string_places(value)
-            places[id(value)] = (value, found)
-            for _, text in found:
-                texts[text] = None
-        distinct = list(texts)
-        table = dict(zip(distinct, self.matcher.hits_many(distinct), strict=True))
-        return RewriteScan(table, places)
-
-    def apply_scanned(
-        self, value: Any, scan: RewriteScan, counts: Counts, growth: list[int] | None = None
-    ) -> Any:
-        """`apply` for a value `scan` walked: only its strings with hits are rewritten,
-        by one copy-on-write patch (a value it did not walk is rewritten by `apply`)."""
-        entry = scan.places.get(id(value))
-        if entry is None or entry[0] is not value:
-            return self.apply(value, scan.table, counts, growth)
-        changes: dict[tuple[str | int, ...], Any] = {}
-        for where, text in entry[1]:
-            hits = scan.table.get(text)
-            if not hits:
-                continue
-            new = substitute(text, hits, self.make, counts)
-            if growth is not None:
-                growth[0] += json_size(new) - json_size(text)
-            changes[where] = new
-        if not changes:
-            return value
-        whole = changes.get(())
-        return whole if whole is not None else patch(value, changes)
+    def table(self, values: Iterable[Any]) -> HitTable:
+        texts = strings_in(values)
+        return dict(zip(texts, self.matcher.hits_many(texts), strict=True))
 
     def apply(
         self, value: Any, table: HitTable, counts: Counts, growth: list[int] | None = None
@@ -162,31 +119,6 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
                 out[key] = new
         return value if out is None else out
     return value
-
-
-def string_places(value: Any) -> Places:
-    """Every string under ``value`` (map values and list items, not keys) with its
-    location below ``value``, in the order `map_strings` visits them."""
-    if isinstance(value, str):
-        return [((), value)]
-    out: Places = []
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
-    pop = stack.pop
-    push = stack.append
-    while stack:
-        node, where = pop()
-        if isinstance(node, dict):
-            for key, item in reversed(node.items()):
-                if isinstance(item, str | dict | list):
-                    push((item, (*where, key)))
-        elif isinstance(node, list):
-            for index in range(len(node) - 1, -1, -1):
-                item = node[index]
-                if isinstance(item, str | dict | list):
-                    push((item, (*where, index)))
-        elif isinstance(node, str):
-            out.append((where, node))
-    return out
 
 
 def strings_in(values: Iterable[Any]) -> list[str]:
@@ -280,11 +212,11 @@ class CompiledMutation:
         if rewrite is not None:
             if self.probe is not None and ctx.rules_out(self.probe):
                 return payload, 0
-            scan = rewrite.scan(value for value, _ in self.path.find(payload))
-            if not any(scan.table.values()):
+            table = rewrite.table(value for value, _ in self.path.find(payload))
+            if not any(table.values()):
                 return payload, 0
-            transform = lambda value, counts: rewrite.apply_scanned(  # noqa: E731
-                value, scan, counts, growth
+            transform = lambda value, counts: rewrite.apply(  # noqa: E731
+                value, table, counts, growth
             )
 
         update = self.updater(ctx, transform, pattern_counts, events, track_size=rewrite is None)

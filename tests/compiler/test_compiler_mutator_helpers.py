@@ -130,34 +130,3 @@ def test_stable_tag() -> None:
     assert stable_tag("secret") == "sha256:2bb80d537b1da3e3"
     assert stable_tag("secret") == stable_tag("secret")
     assert stable_tag("secret") != stable_tag("Secret")
-
-
-_LEAVES = st.sampled_from(["a1", "b", "a1 b2", "", "zz", "é1"]) | st.integers(0, 3) | st.none()
-_NESTED = st.recursive(
-    _LEAVES,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("xyz"), inner),
-    max_leaves=10,
-)
-
-
-@given(_NESTED)
-def test_patching_the_scanned_strings_is_rewriting_every_string(value: Any) -> None:
-    """`apply_scanned` (a patch of the strings with hits) gives what `apply` (a walk
-    of every string) gives: the value, the counts per pattern and the growth."""
-    from policy_engine.compiler.matchers import PatternSpec, TextMatcher
-    from policy_engine.compiler.mutators import PatternRewrite
-
-    rewrite = PatternRewrite(
-        TextMatcher([PatternSpec("DIGIT", "[0-9]", None), PatternSpec("A", "a", None)]),
-        lambda matched, label: f"<{label}>",
-    )
-    shared = [value, {"again": value}]  # one object at two places
-    scan = rewrite.scan([shared])
-    counts_walk: dict[str, int] = {}
-    counts_patch: dict[str, int] = {}
-    growth_walk, growth_patch = [0], [0]
-    walked = rewrite.apply(shared, scan.table, counts_walk, growth_walk)
-    patched = rewrite.apply_scanned(shared, scan, counts_patch, growth_patch)
-    assert patched == walked
-    assert counts_patch == counts_walk and growth_patch == growth_walk
-    assert (patched is shared) == (walked is shared)

@@ -177,13 +177,13 @@ def test_a_clean_message_never_walks_the_paths_it_rules_out(
 ) -> None:
     policy = compile_sources({"p.policy": POLICY})
     walked: list[object] = []
-    original = mutators_module.string_places
+    original = mutators_module.strings_in
 
-    def counting(value: Any) -> Any:
-        walked.append(value)
-        return original(value)
+    def counting(values: Any) -> list[str]:
+        walked.append(values)
+        return original(values)
 
-    monkeypatch.setattr(mutators_module, "string_places", counting)
+    monkeypatch.setattr(mutators_module, "strings_in", counting)
     clean = {"name": "t", "arguments": {"note": "hello", "n": ["x", "y"]}}
     scrubbed = policy.invoke_sync("scrub", "tools/call", "request", clean)
     assert isinstance(scrubbed, MutationResult)
