@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ..language import ast
@@ -38,8 +39,9 @@ class MessageTemplate:
     # Literal text at even positions, a placeholder's name at odd ones.
     pieces: tuple[str, ...]
 
-    @property
+    @cached_property
     def keys(self) -> frozenset[str]:
+        """The placeholders the message names (read each time a rule fires)."""
         return frozenset(self.pieces[1::2])
 
     @classmethod
