@@ -133,7 +133,17 @@ class PayloadProbe:
     scans only for the regexes asked.
     """
 
-    __slots__ = ("_absent", "_data", "_found", "_text", "_unknown", "_whole", "payload", "regexes")
+    __slots__ = (
+        "_absent",
+        "_data",
+        "_found",
+        "_members",
+        "_text",
+        "_unknown",
+        "_whole",
+        "payload",
+        "regexes",
+    )
 
     def __init__(
         self,
@@ -151,6 +161,7 @@ class PayloadProbe:
         self._found: set[int] | None = None
         self._unknown: set[int] = set()
         self._absent: set[int] = set()
+        self._members: dict[tuple[bytes, ...], bool] = {}
 
     def reuse_text(self, other: PayloadProbe) -> None:
         """Take the encoding and text ``other`` made of this same payload."""
@@ -173,9 +184,14 @@ class PayloadProbe:
 
     def lacks_members(self, names: tuple[bytes, ...]) -> bool:
         """Whether no object of the payload has a member by any of ``names`` (each
-        given as its key's JSON encoding and a colon, `member_key`)."""
-        data = self._encoding()
-        return data is not None and not any(name in data for name in names)
+        given as its key's JSON encoding and a colon, `member_key`); remembered,
+        as several rules read the same `$..name`."""
+        known = self._members.get(names)
+        if known is None:
+            data = self._encoding()
+            known = data is not None and not any(name in data for name in names)
+            self._members[names] = known
+        return known
 
     def rules_out(self, index: int, through: tuple[str, ...] = ()) -> bool:
         """Whether regex ``index`` of `regexes` matches no string of the payload, nor
