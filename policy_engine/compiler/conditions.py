@@ -58,21 +58,29 @@ class EvalContext:
 
     def rules_out(self, index: int, through: tuple[str, ...] = ()) -> bool:
         """Whether probe regex ``index`` matches no string of the payload (`PayloadProbe`)."""
-        probe = self.probe
-        if probe is None:
-            return False
-        if probe.payload is not self.payload:  # a mutator's rule changed it
-            probe = self.probe = PayloadProbe(self.payload, probe.regexes, whole=False)
-        return probe.rules_out(index, through)
+        probe = self._current_probe()
+        return probe is not None and probe.rules_out(index, through)
 
     def lacks_members(self, names: tuple[bytes, ...]) -> bool:
         """Whether no object of the payload has a member by any of ``names`` (`PayloadProbe`)."""
+        probe = self._current_probe()
+        return probe is not None and probe.lacks_members(names)
+
+    def _current_probe(self) -> PayloadProbe | None:
+        """The probe of the payload as it is now: a mutator's rule may have changed it.
+
+        While every change replaced a string or a scalar by a string (the size
+        is still followed, `size_delta`), the keys are those of the payload
+        probed before, and so is what it knew of missing members.
+        """
         probe = self.probe
-        if probe is None:
-            return False
-        if probe.payload is not self.payload:
-            probe = self.probe = PayloadProbe(self.payload, probe.regexes, whole=False)
-        return probe.lacks_members(names)
+        if probe is None or probe.payload is self.payload:
+            return probe
+        derived = PayloadProbe(self.payload, probe.regexes, whole=False)
+        if self.size_delta is not None:
+            derived.inherit_members(probe)
+        self.probe = derived
+        return derived
 
 
 OperandFn = Callable[[EvalContext], list[Candidate]]

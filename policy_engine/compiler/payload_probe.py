@@ -163,6 +163,11 @@ class PayloadProbe:
         self._absent: set[int] = set()
         self._members: dict[tuple[bytes, ...], bool] = {}
 
+    def inherit_members(self, other: PayloadProbe) -> None:
+        """Take what ``other`` found of missing members: the caller knows this payload
+        has the same keys (only string values changed)."""
+        self._members.update(other._members)
+
     def reuse_text(self, other: PayloadProbe) -> None:
         """Take the encoding and text ``other`` made of this same payload."""
         if other.payload is self.payload:

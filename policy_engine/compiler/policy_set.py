@@ -383,8 +383,10 @@ class PolicySet:
             output = result.payload
             bounded = _Bounded.of(output, size + delta, None, self._probes)
             probe = ctx.probe
-            if probe is not None and probe.payload is output:  # its text is this payload's
-                bounded.probe.reuse_text(probe)
+            if probe is not None:
+                # Strings for strings: the keys, and so the missing members, are the input's.
+                bounded.probe.inherit_members(probe)
+                bounded.probe.reuse_text(probe)  # when it is this payload's
             self._last_bounded = bounded
 
     @staticmethod
