@@ -98,6 +98,8 @@ class CompileEnv:
     probes: ProbeRegexes | None = None
     # One memo key per distinct operand node (see `memo_key`).
     memo_keys: dict[ast.Operand, object] = field(default_factory=dict)
+    # Whether a rule compiled with this environment reads the payload's probe.
+    consults_probe: bool = False
 
     def memo_key(self, node: ast.Operand) -> object:
         """The key under which an operand's value is memoised in an invoke.
@@ -112,7 +114,9 @@ class CompileEnv:
         """The index of a line-mode regex among the probes (None: no probing)."""
         if regex is None or self.probes is None:
             return None
-        return self.probes.add(regex)
+        index = self.probes.add(regex)
+        self.consults_probe = self.consults_probe or index is not None
+        return index
 
     def path(self, source: str) -> CompiledPath:
         """``$`` paths read the payload; ``@`` paths (in a filter) read the element."""
@@ -221,7 +225,10 @@ def _memoised(key: Any, operand: OperandFn) -> OperandFn:
 
 def compile_operand(node: ast.Operand, env: CompileEnv) -> OperandFn:
     if isinstance(node, ast.PathRef):
-        return _memoised_find(env.path(node.source))
+        path = env.path(node.source)
+        if descendant_names(path.path.steps) is not None:
+            env.consults_probe = True
+        return _memoised_find(path)
     if isinstance(node, ast.Literal_):
         single = [(json_value(node.value), NO_LOCATION)]
         return lambda ctx: single

@@ -350,6 +350,9 @@ def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> Co
             True,
         )
     rewrite = pattern_rewrite(rule, env)
+    members = descendant_names(path.path.steps)
+    if members is not None:
+        env.consults_probe = True
     return CompiledMutation(
         ref,
         path,
@@ -360,7 +363,7 @@ def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> Co
         rewrite=rewrite,
         writes_strings=rewrite is None and isinstance(rule, ast.Redact | ast.Mask | ast.Hash),
         probe=env.probe_index(rewrite.matcher.probe_regex) if rewrite is not None else None,
-        members=descendant_names(path.path.steps),
+        members=members,
     )
 
 

@@ -63,6 +63,12 @@ def descendant_names(steps: Sequence[object]) -> tuple[bytes, ...] | None:
     return tuple(member_key(name) for name in steps[1].names)
 
 
+# Past this many regexes a Set pass costs more than it saves (a thousand
+# `matching` rules on one field already share one scan of their own): the
+# rules registered later do not probe.
+MAX_PROBE_REGEXES = 64
+
+
 class ProbeRegexes:
     """Every line-mode regex a policy set's rules ask a probe about, scanned together.
 
@@ -80,11 +86,14 @@ class ProbeRegexes:
         self._chunks: list[tuple[int, int, Any, Any]] = []
         self._sealed = 0
 
-    def add(self, compiled: Any) -> int:
-        """The index of a line-mode regex (an `re2` pattern object), added once per source."""
+    def add(self, compiled: Any) -> int | None:
+        """The index of a line-mode regex (an `re2` pattern object), added once per
+        source; None once `MAX_PROBE_REGEXES` are registered (that rule does not probe)."""
         source: str = compiled.pattern
         index = self._sources.get(source)
         if index is None:
+            if len(self._compiled) >= MAX_PROBE_REGEXES:
+                return None
             index = self._sources[source] = len(self._compiled)
             self._compiled.append(binding(compiled))
         return index

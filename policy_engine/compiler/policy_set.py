@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -110,6 +110,8 @@ class CompiledInterceptor:
     flow_scope: FlowScope | None = None
     # The mutations as run (untraced): `matching` rules on one path grouped.
     plan: list[CompiledMutation | RuleGroup] = field(default_factory=list)
+    # Whether any rule reads the payload's probe (payload_probe.py).
+    consults_probe: bool = False
 
     @property
     def name(self) -> str:
@@ -153,6 +155,7 @@ def compile_interceptor(
         else:
             compiled.mutations.append(compile_mutation(core, ref, env))
     compiled.plan = group_fields(list(group_rewrites(compiled.mutations)))
+    compiled.consults_probe = env.consults_probe
     return compiled
 
 
@@ -342,7 +345,7 @@ class PolicySet:
             params,
             context or {},
             shared=bounded.shared,
-            probe=bounded.probe,
+            probe=bounded.probe_for(self._probes) if interceptor.consults_probe else None,
         )
         return interceptor, ctx, bounded.size
 
@@ -364,7 +367,7 @@ class PolicySet:
         # memory is reused (a new block for each costs microseconds).
         self._last_bounded = last = None
         size, data = measure_bounds(payload, self.limits, name)
-        self._last_bounded = _Bounded.of(payload, size, data, self._probes)
+        self._last_bounded = _Bounded(payload, size, data)
         return self._last_bounded
 
     def _bound_output(
@@ -381,12 +384,13 @@ class PolicySet:
         delta = ctx.size_delta
         if delta is not None and size + delta <= self.limits.max_bytes:
             output = result.payload
-            bounded = _Bounded.of(output, size + delta, None, self._probes)
+            bounded = _Bounded(output, size + delta, None)
             probe = ctx.probe
             if probe is not None:
                 # Strings for strings: the keys, and so the missing members, are the input's.
-                bounded.probe.inherit_members(probe)
-                bounded.probe.reuse_text(probe)  # when it is this payload's
+                derived = bounded.probe_for(self._probes)
+                derived.inherit_members(probe)
+                derived.reuse_text(probe)  # when it is this payload's
             self._last_bounded = bounded
 
     @staticmethod
@@ -455,18 +459,27 @@ def compile_sources(
     return compile_model(check_sources(sources, limits=source_limits), limits, flows=flows)
 
 
-class _Bounded(NamedTuple):
-    """A payload within the limits, and what the invokes on it share (a tuple: one
-    is made per chain run, and a frozen dataclass costs microseconds to build)."""
+class _Bounded:
+    """A payload within the limits, and what the invokes on it share.
 
-    payload: Any
-    size: int
-    # `EvalContext.shared`: `size($)` is the size just measured.
-    shared: dict[int, Any]
-    probe: PayloadProbe
+    One is made per chain run, so it is lean: the probe is made only when an
+    interceptor whose rules read it is invoked.
+    """
 
-    @classmethod
-    def of(cls, payload: Any, size: int, data: bytes | None, probes: ProbeRegexes) -> _Bounded:
-        """``data`` is the payload's encoding when the bounds check made one."""
-        shared = {id(payload): (payload, size)} if isinstance(payload, dict | list) else {}
-        return cls(payload, size, shared, PayloadProbe(payload, probes, data))
+    __slots__ = ("data", "payload", "probe", "shared", "size")
+
+    def __init__(self, payload: Any, size: int, data: bytes | None) -> None:
+        self.payload = payload
+        self.size = size
+        # The payload's encoding, when the bounds check made one (for the probe).
+        self.data = data
+        # `EvalContext.shared`: `size($)` is the size just measured.
+        self.shared: dict[int, Any] = (
+            {id(payload): (payload, size)} if isinstance(payload, dict | list) else {}
+        )
+        self.probe: PayloadProbe | None = None
+
+    def probe_for(self, regexes: ProbeRegexes) -> PayloadProbe:
+        if self.probe is None:
+            self.probe = PayloadProbe(self.payload, regexes, self.data)
+        return self.probe

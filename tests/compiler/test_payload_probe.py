@@ -303,3 +303,24 @@ def test_a_descendant_rule_without_its_member_never_walks(monkeypatch: pytest.Mo
     assert result.payload["arguments"]["records"][0]["email"] == "[EMAIL]"  # type: ignore[union-attr]
     assert not policy.invoke_sync("v", "tools/call", "request", payload).valid  # type: ignore[union-attr]
     assert walks
+
+
+def test_past_the_registry_s_size_rules_do_not_probe_and_still_decide() -> None:
+    from policy_engine.compiler.payload_probe import MAX_PROBE_REGEXES
+
+    count = MAX_PROBE_REGEXES + 6
+    rules = "\n".join(
+        f'  deny if $.arguments.f{k} matches /word{k}x/ "w{k}" code w{k}' for k in range(count)
+    )
+    policy = compile_sources(
+        {"m.policy": f'validator many "Many" {{\n  on tools/call request\n{rules}\n}}\n'}
+    )
+    assert len(policy._probes._compiled) == MAX_PROBE_REGEXES
+    for k in (0, MAX_PROBE_REGEXES - 1, MAX_PROBE_REGEXES, count - 1):
+        arguments = {f"f{k}": f"word{k}x", "other": f"word{k}x"}
+        result = policy.invoke_sync("many", "tools/call", "request", {"arguments": arguments})
+        assert isinstance(result, ValidationResult)
+        assert not result.valid and result.messages is not None
+        assert [m.message for m in result.messages] == [f"w{k}"]
+    clean = policy.invoke_sync("many", "tools/call", "request", {"arguments": {"a": "none"}})
+    assert isinstance(clean, ValidationResult) and clean.valid
