@@ -204,9 +204,10 @@ def _memoised(key: Any, operand: OperandFn) -> OperandFn:
 
     Equal call nodes get one key (`CompileEnv.memo_key`; nodes compare by
     structure, not by span) and so share one entry: `url_decode($.x)`
-    written in two rules is computed once. The entry keeps the payload it was computed on and is
-    read only for that same object: a mutator that changes the payload
-    hands on a new object (copy on write), so a stale entry is never read.
+    written in two rules is computed once. The entry keeps the payload it
+    was computed on and is read only for that same object: a mutator that
+    changes the payload hands on a new object (copy on write), so a stale
+    entry is never read.
     Callers only iterate the candidates, never change them.
     """
 
@@ -407,7 +408,8 @@ def compile_condition(node: ast.Condition, env: CompileEnv, negate: bool = False
         grouped = env.groups.get((node.subject.source, pattern_key(node.pattern)))
         if grouped is not None:
             group, position = grouped
-            probe = env.probe_index(group.probe_regex)
+            probed = node.subject.source.startswith("$")  # not a filter's element
+            probe = env.probe_index(group.probe_regex) if probed else None
             return _grouped_matches(group, position, quantifier, node.negated != negate, probe)
     if isinstance(node, ast.Matches):
         matcher = TextMatcher(pattern_specs([node.pattern], env.patterns))

@@ -12,7 +12,7 @@ gives: `^`, `$` and `\\b` see the newlines as they see a string's ends.
 So a regex that finds nothing in the probe text matches no string of the
 payload, whichever path or function column a rule reads: the rule's answer
 is known without walking its path, joining its strings or scanning them
-(a clean 10 KB message costs one scan per interceptor instead). The
+(`ProbeRegexes` asks for all of a policy set's regexes in one pass). The
 converse does not hold (the text also holds keys, numbers and punctuation):
 a hit only means the rule runs as before. A payload whose text has a
 backslash, or that orjson refuses, is never probed.

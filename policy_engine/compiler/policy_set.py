@@ -181,6 +181,7 @@ class PolicySet:
         self._last_bounded: _Bounded | None = None
         # A chain hands every invoke the same context object: its wire form once.
         self._last_context: tuple[InvocationContext, dict[str, Any]] | None = None
+        self._finite_context: dict[str, Any] | None = None
         self._probes = ProbeRegexes()
         env = CompileEnv(model.patterns, {}, probes=self._probes)
         self._interceptors: dict[str, CompiledInterceptor] = {}
@@ -247,9 +248,9 @@ class PolicySet:
         """`invoke` on the fields of `InvokeParams`, already validated by the caller
         (the chain: building the model again cost a few microseconds an invoke)."""
         started = time.perf_counter()
-        wire = self._context_wire(context, name)
+        wire = self._context_wire(context)
         interceptor, ctx, size = self._prepare(
-            name, event, phase, payload, config, wire, context_checked=True
+            name, event, phase, payload, config, wire, context_is_wire=True
         )
         if size > THREAD_THRESHOLD_BYTES:
             result = await _within(
@@ -276,17 +277,15 @@ class PolicySet:
             raise timed_out(name, timeout_ms, phase)
         return result
 
-    def _context_wire(self, context: InvocationContext | None, name: str) -> dict[str, Any] | None:
-        """The context's wire form, checked for non-finite numbers, once per context
-        object (a chain hands the same one to every invoke)."""
+    def _context_wire(self, context: InvocationContext | None) -> dict[str, Any] | None:
+        """The context's wire form, once per context object (a chain hands the same
+        one to every invoke)."""
         if context is None:
             return None
         last = self._last_context
         if last is not None and last[0] is context:
             return last[1]
         wire = context.to_wire()
-        if wire:
-            check_finite(wire, name, "context")
         self._last_context = (context, wire)
         return wire
 
@@ -322,9 +321,13 @@ class PolicySet:
         payload: Any,
         config: dict[str, Any] | None,
         context: dict[str, Any] | InvocationContext | None,
-        context_checked: bool = False,
+        context_is_wire: bool = False,
     ) -> tuple[CompiledInterceptor, EvalContext, int]:
-        """Every check that can refuse the call (-32602), and the payload's size."""
+        """Every check that can refuse the call (-32602), and the payload's size.
+
+        ``context_is_wire``: the context is `_context_wire`'s, which nobody
+        changes, so once it passed the finite check it is not walked again.
+        """
         interceptor = self._interceptors.get(name)
         if interceptor is None:
             raise unknown_interceptor(name, sorted(self._interceptors))
@@ -336,8 +339,10 @@ class PolicySet:
         bounded = self._bounded(payload, name)
         if isinstance(context, InvocationContext):
             context = context.to_wire()
-        if context and not context_checked:
+        if context and not (context_is_wire and context is self._finite_context):
             check_finite(context, name, "context")
+            if context_is_wire:
+                self._finite_context = context
         ctx = EvalContext(
             payload,
             event,

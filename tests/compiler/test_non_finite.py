@@ -105,3 +105,34 @@ def test_finite_numbers_still_compare() -> None:
     over = {"messages": [], "maxTokens": 1e300, "modelPreferences": {}}
     result = policies.invoke_sync("sampling-guard", "sampling/createMessage", "request", over)
     assert result.to_wire()["valid"] is False
+
+
+async def test_a_chain_s_context_is_checked_once_per_context_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A chain hands every invoke the same context: its finite check is remembered."""
+    from policy_engine.compiler import bounds, policy_set
+    from policy_engine.wire import InvocationContext
+
+    policies = compile_sources({"v.policy": CONTEXT_RULE})
+    checks: list[object] = []
+    original = bounds.check_finite
+
+    def counting(value: object, *args: object) -> None:
+        checks.append(value)
+        original(value, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(policy_set, "check_finite", counting)
+    context = InvocationContext.model_validate(
+        {"principal": {"type": "user", "id": "u", "claims": {"level": 5}}}
+    )
+    for _ in range(3):
+        result = await policies.invoke_fields(
+            "v", "tools/call", "request", {"name": "t"}, None, None, context
+        )
+        assert result.valid is False  # type: ignore[union-attr]
+    assert len(checks) == 1
+    # A dict context from a library caller may change between calls: checked each time.
+    for _ in range(2):
+        policies.invoke_sync("v", "tools/call", "request", {"name": "t"}, context={"a": 1})
+    assert len(checks) == 3
