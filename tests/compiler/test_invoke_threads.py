@@ -20,6 +20,19 @@ def _params(text: str, timeout_ms: int | None = None) -> InvokeParams:
     )
 
 
+def stuck_evaluations(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Make every evaluation wait (up to 30 s) until the returned event is set."""
+    release = threading.Event()
+    original = PolicySet._evaluate
+
+    def stuck(*args: object) -> object:
+        release.wait(30)
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PolicySet, "_evaluate", staticmethod(stuck))
+    return release
+
+
 async def test_small_payloads_run_inline_and_large_ones_in_a_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -45,14 +58,7 @@ async def test_a_slow_large_evaluation_answers_timeout_on_time(
 ) -> None:
     """The loop stays free while a worker thread evaluates: a deadline fires on time."""
     policies = compile_sources({"v.policy": POLICY})
-    release = threading.Event()
-    original = PolicySet._evaluate
-
-    def stuck(*args: object) -> object:
-        release.wait(30)
-        return original(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(PolicySet, "_evaluate", staticmethod(stuck))
+    release = stuck_evaluations(monkeypatch)
     big = _params("x" * (THREAD_THRESHOLD_BYTES + 1))
     try:
         with anyio.fail_after(20):
@@ -125,14 +131,7 @@ async def test_a_stuck_large_evaluation_answers_its_own_timeout_ms(
 
     policies = compile_sources({"v.policy": POLICY})
     assert policies.honours_timeout_ms
-    release = threading.Event()
-    original = PolicySet._evaluate
-
-    def stuck(*args: object) -> object:
-        release.wait(30)
-        return original(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(PolicySet, "_evaluate", staticmethod(stuck))
+    release = stuck_evaluations(monkeypatch)
     try:
         with anyio.fail_after(10):
             with pytest.raises(InterceptorError) as raised:
