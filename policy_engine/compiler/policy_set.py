@@ -118,6 +118,12 @@ class CompiledInterceptor:
         return self.resolved.name
 
     @cached_property
+    def default_config(self) -> dict[str, Any]:
+        """The params an invoke without `config` evaluates with, resolved once (rules
+        only read them); a required param makes it refuse as `resolve_config` does."""
+        return resolve_config(self.name, self.resolved.params, None)
+
+    @cached_property
     def _hooks(self) -> HookIndex:
         return HookIndex((hook.events, hook.phase) for hook in self.descriptor.hooks)
 
@@ -335,7 +341,11 @@ class PolicySet:
             raise not_hooked(name, event, phase)
         if config:
             check_finite(config, name, "config")
-        params = resolve_config(name, interceptor.resolved.params, config)
+        params = (
+            resolve_config(name, interceptor.resolved.params, config)
+            if config
+            else interceptor.default_config
+        )
         bounded = self._bounded(payload, name)
         if isinstance(context, InvocationContext):
             context = context.to_wire()

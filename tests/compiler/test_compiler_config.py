@@ -129,3 +129,33 @@ def test_config_errors_through_a_policy_set() -> None:
         policy_set.invoke_sync("v", "app/run", "request", {"x": 2}, {"n": "5"})
     assert raised.value.data is not None
     assert raised.value.data["field"] == "config.n"
+
+
+def test_an_invoke_without_config_reads_the_defaults_resolved_once() -> None:
+    from policy_engine.compiler import compile_sources
+
+    source = """
+validator v "Params" {
+  on app/run request
+  param limit: int = 3
+  deny if $.n > param.limit "over {value}" code over
+}
+validator r "A required param" {
+  on app/run request
+  param must: string
+  deny if $.n == param.must "same" code same
+}
+"""
+    policy = compile_sources({"v.policy": source})
+    compiled = policy.interceptors["v"]
+    assert compiled.default_config == {"limit": 3}
+    assert compiled.default_config is compiled.default_config
+    verdicts = [
+        policy.invoke_sync("v", "app/run", "request", {"n": n}, config=config).valid  # type: ignore[union-attr]
+        for n, config in ((4, None), (4, {}), (4, {"limit": 5}), (2, None))
+    ]
+    assert verdicts == [False, False, True, True]
+    for _ in range(2):  # a required param refuses every time, never a cached default
+        with pytest.raises(InterceptorError) as raised:
+            policy.invoke_sync("r", "app/run", "request", {"n": 1})
+        assert raised.value.code == INVALID_PARAMS
