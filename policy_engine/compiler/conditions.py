@@ -184,10 +184,10 @@ def json_value(value: Any) -> Any:
 # ---------------------------------------------------------------- operands
 
 
-def _memoised_find(path: CompiledPath) -> OperandFn:
+def _memoised_find(path: CompiledPath, names: tuple[bytes, ...] | None) -> OperandFn:
     """The path's values, found once per payload object however many rules read them
-    (and not looked for at all when the payload has no member a `$..name` needs)."""
-    names = descendant_names(path.path.steps)
+    (and not looked for at all when the payload has none of the members ``names``
+    that a `$..name` path needs, `descendant_names`)."""
     if names is None:
         return lambda ctx: find_memoised(path, ctx.payload, ctx.memo)
 
@@ -227,9 +227,9 @@ def _memoised(key: Any, operand: OperandFn) -> OperandFn:
 def compile_operand(node: ast.Operand, env: CompileEnv) -> OperandFn:
     if isinstance(node, ast.PathRef):
         path = env.path(node.source)
-        if descendant_names(path.path.steps) is not None:
-            env.consults_probe = True
-        return _memoised_find(path)
+        names = descendant_names(path.path.steps)
+        env.consults_probe = env.consults_probe or names is not None
+        return _memoised_find(path, names)
     if isinstance(node, ast.Literal_):
         single = [(json_value(node.value), NO_LOCATION)]
         return lambda ctx: single

@@ -27,7 +27,6 @@ from ..language.path_steps import Descend, Field
 from .conditions import EvalContext
 from .jsonpath import KEEP, Location, descendant_fields, patch
 from .mutators import CompiledMutation, Counts
-from .payload_probe import member_key
 from .trace import RuleEvent
 
 
@@ -50,7 +49,8 @@ class FieldGroup:
         self.names = [field_name(member) or "" for member in self.members]
         self._all = tuple(dict.fromkeys(self.names))
         self._max_depth = min(member.path.max_depth for member in self.members)
-        self._members = tuple(member_key(name) for name in self._all)
+        # One of which the payload must have (each member's own `$..name` key).
+        self._members = tuple(dict.fromkeys(k for m in self.members for k in m.members or ()))
 
     def apply(
         self, ctx: EvalContext, pattern_counts: Counts, events: list[RuleEvent] | None
