@@ -8,6 +8,7 @@ question with the override first, so the executor never merges anything itself.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from policy_engine.wire import (
@@ -22,6 +23,13 @@ from policy_engine.wire import (
     event_matches,
     resolve_priority,
 )
+from policy_engine.wire.provider import (
+    FieldsInvoker,
+    evaluates_in_process,
+    fields_invoker,
+    honours_timeout_ms,
+    leaves_payload_alone,
+)
 
 from .errors import ChainConfigError
 
@@ -35,6 +43,31 @@ class Host:
 
     id: str
     provider: InterceptorProvider
+
+
+@dataclass(frozen=True)
+class Route:
+    """How the chain calls a host's provider: its promises (`wire.provider`), read once."""
+
+    provider: InterceptorProvider
+    # A private deep copy of the payload for each invoke, unless it promises
+    # to leave the payload alone.
+    copies_payload: bool
+    # `invoke` on the params' fields, when it offers that.
+    fields: FieldsInvoker | None
+    # A cancel scope of the chain's own around each invoke with a timeout.
+    scoped: bool
+    in_process: bool
+
+    @classmethod
+    def of(cls, provider: InterceptorProvider) -> Route:
+        return cls(
+            provider,
+            copies_payload=not leaves_payload_alone(provider),
+            fields=fields_invoker(provider),
+            scoped=not honours_timeout_ms(provider),
+            in_process=evaluates_in_process(provider),
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,19 +87,26 @@ class ChainEntry:
             check_narrowing(self.interceptor, self.overrides.hooks, self.host.id)
         object.__setattr__(self, "_index", HookIndex((h.events, h.phase) for h in self.hooks))
 
-    @property
+    # Read once: an entry and what it holds are immutable, and a chain run
+    # asks these of every entry several times.
+
+    @cached_property
     def name(self) -> str:
         return self.interceptor.name
 
-    @property
+    @cached_property
     def type(self) -> InterceptorType:
         return self.interceptor.type
 
-    @property
+    @cached_property
     def mode(self) -> Mode:
         return self.overrides.mode or self.interceptor.mode
 
-    @property
+    @cached_property
+    def route(self) -> Route:
+        return Route.of(self.host.provider)
+
+    @cached_property
     def fail_open(self) -> bool:
         if self.overrides.fail_open is not None:
             return self.overrides.fail_open

@@ -28,7 +28,7 @@ from .config import ChainConfig
 from .discovery import discover_hosts
 from .entry import ChainEntry, Host
 from .errors import ChainConfigError
-from .execution import execute_chain
+from .execution import Selection, execute_chain, select_entries
 from .remote import RemoteProvider
 from .servers import ServerSpec
 from .settings import Selector, build_entries, did_you_mean, merge_overrides
@@ -62,12 +62,38 @@ def _checked_timeout(value: int | None) -> int | None:
     return value
 
 
+# How many (event, phase) selections a chain keeps, and the longest event name
+# it keeps one for: the event is the method a peer sent, so both are bounded.
+MAX_KEPT_SELECTIONS = 256
+MAX_KEPT_EVENT_LENGTH = 128
+
+
 class InterceptorChain:
     """Ordered, trust-boundary-aware execution over a fixed list of entries."""
 
     def __init__(self, entries: Sequence[ChainEntry], *, default_timeout_ms: int | None = None):
-        self.entries = list(entries)
+        self._entries = tuple(entries)
         self.default_timeout_ms = _checked_timeout(default_timeout_ms)
+        self._selections: dict[tuple[str, Phase], Selection] = {}
+
+    @property
+    def entries(self) -> tuple[ChainEntry, ...]:
+        """Fixed for the chain's life, so what each event selects can be kept."""
+        return self._entries
+
+    def _selection(self, params: ChainExecutionParams) -> Selection:
+        """`select_entries` for the params, kept per (event, phase) when no
+        interceptors are named: sorting the entries costs more than a small run."""
+        if params.interceptors is not None or len(params.event) > MAX_KEPT_EVENT_LENGTH:
+            return select_entries(self._entries, params)
+        key = (params.event, params.phase)
+        kept = self._selections.get(key)
+        if kept is None:
+            kept = select_entries(self._entries, params)
+            if len(self._selections) >= MAX_KEPT_SELECTIONS:
+                del self._selections[next(iter(self._selections))]
+            self._selections[key] = kept
+        return kept
 
     def check_selection(self, names: Sequence[str] | None) -> None:
         """Refuse a selection (``params.interceptors``) that names an unknown interceptor.
@@ -89,7 +115,11 @@ class InterceptorChain:
         ``status`` and ``abortedAt`` say what happened.
         """
         return await execute_chain(
-            self.entries, params, side=side, default_timeout_ms=self.default_timeout_ms
+            self._entries,
+            params,
+            side=side,
+            default_timeout_ms=self.default_timeout_ms,
+            selected=self._selection(params),
         )
 
     @classmethod
