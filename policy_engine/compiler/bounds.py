@@ -23,6 +23,7 @@ from ..language.limits import SourceLimits
 from ..language.path_syntax import format_location
 from ..language.re2_config import re2_options
 from ..wire.errors import InterceptorError, invalid_params
+from ..wire.finite import find_non_finite
 from .json_size import encoded, json_size
 from .matchers import binding, found_in
 
@@ -183,20 +184,6 @@ def _walk_bounds(payload: Any, limits: Limits, interceptor: str) -> int:
     if size > limits.max_bytes:
         raise payload_too_large(interceptor, limits)
     return size
-
-
-def find_non_finite(value: Any) -> tuple[str | int, ...] | None:
-    """Where the first NaN or +-Infinity sits in ``value``, if one does (iterative)."""
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
-    while stack:
-        item, location = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((v, (*location, k)) for k, v in reversed(item.items()))
-        elif isinstance(item, list | tuple):
-            stack.extend((v, (*location, i)) for i, v in reversed(list(enumerate(item))))
-        elif isinstance(item, float) and not isfinite(item):
-            return location
-    return None
 
 
 def non_finite(interceptor: str, what: str, value: Any) -> InterceptorError:

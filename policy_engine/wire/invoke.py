@@ -4,10 +4,24 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_serializer
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from ._base import InterceptorType, Phase, Severity, TimeoutMs, WireModel, keep_required_nulls
 from .descriptor import InterceptorDescriptor
+from .finite import find_non_finite
+
+
+def _finite(value: Any) -> Any:
+    """Refuse a NaN or an infinity anywhere in ``value``.
+
+    A context is handed on in its JSON form, where pydantic writes a
+    non-finite number as `null`: left alone, a claim of NaN would reach a
+    policy (or a remote interceptor) as a quiet `null`. JSON text cannot
+    carry one, so only a value built in Python meets this.
+    """
+    if find_non_finite(value) is not None:
+        raise ValueError("holds a non-finite number (NaN or Infinity); JSON has none")
+    return value
 
 
 class ListInterceptorsParams(WireModel):
@@ -22,6 +36,8 @@ class Principal(WireModel):
     type: Literal["user", "service", "anonymous"]
     id: str | None = None
     claims: dict[str, Any] | None = None
+
+    _finite_claims = field_validator("claims")(_finite)
 
 
 class InvocationContext(WireModel):
@@ -39,6 +55,15 @@ class InvocationContext(WireModel):
     # policyc extension (unknown to the SEP, ignored by other peers): the name of
     # the backend server a gateway routes the message to or received it from.
     server: str | None = None
+
+    _finite_state = field_validator("interceptor_state")(_finite)
+
+    @model_validator(mode="after")
+    def _finite_extras(self) -> InvocationContext:
+        """Unknown keys are kept and handed on too."""
+        if self.model_extra:
+            _finite(self.model_extra)
+        return self
 
 
 class InvokeParams(WireModel):

@@ -136,3 +136,35 @@ async def test_a_chain_s_context_is_checked_once_per_context_object(
     for _ in range(2):
         policies.invoke_sync("v", "tools/call", "request", {"name": "t"}, context={"a": 1})
     assert len(checks) == 3
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        {"principal": {"type": "user", "claims": {"level": [1, math.nan]}}},
+        {"interceptorState": {"budget": math.inf}},
+        {"sessionId": "s", "vendor": {"score": -math.inf}},
+    ],
+    ids=["claims", "interceptor-state", "unknown-key"],
+)
+def test_a_typed_context_refuses_non_finite_numbers_when_built(context: dict[str, Any]) -> None:
+    """The typed context is handed on as JSON, where pydantic writes NaN as `null`:
+    a claim of NaN would reach the rule above as a quiet `null`, so the model
+    refuses it when it is built instead."""
+    from pydantic import ValidationError
+
+    from policy_engine.wire import InvocationContext
+
+    with pytest.raises(ValidationError, match="non-finite number"):
+        InvocationContext.model_validate(context)
+
+
+def test_a_typed_context_with_finite_claims_still_reaches_the_rule() -> None:
+    from policy_engine.wire import InvocationContext
+
+    policies = compile_sources({"v.policy": CONTEXT_RULE})
+    context = InvocationContext.model_validate(
+        {"principal": {"type": "user", "claims": {"level": 3.5}}, "vendor": {"x": 1.0}}
+    )
+    result = policies.invoke_sync("v", "tools/call", "request", {"name": "t"}, context=context)
+    assert result.to_wire()["valid"] is False
