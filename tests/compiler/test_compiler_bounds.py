@@ -142,6 +142,22 @@ def test_the_encoded_check_agrees_with_the_walk(payload: Any, max_depth: int) ->
         assert size == json_size(payload) == len(orjson.dumps(payload))
 
 
+@pytest.mark.parametrize(("max_depth", "refused"), [(199, True), (200, False), (1000, False)])
+def test_a_high_limit_over_many_brackets_reads_the_depth_exactly(
+    max_depth: int, refused: bool
+) -> None:
+    """A limit above orjson's own and more brackets than levels: read exactly."""
+    payload = {"deep": nested(199), "wide": [[] for _ in range(100)]}
+    assert _depth(payload) == 200
+    if refused:
+        with pytest.raises(InterceptorError) as raised:
+            check_bounds(payload, Limits(max_depth=max_depth), "i")
+        assert raised.value.data is not None
+        assert raised.value.data["limit"] == "maxPayloadDepth"
+    else:
+        assert check_bounds(payload, Limits(max_depth=max_depth), "i") == json_size(payload)
+
+
 def test_what_orjson_refuses_is_walked_and_measured_exactly() -> None:
     lone = {"t": "\ud800 lone surrogate", "n": 2**70}
     assert check_bounds(lone, Limits(), "i") == json_size(lone) > 0
