@@ -1,14 +1,14 @@
 """Limits that keep evaluation time bounded: payload size and nesting depth.
 
 The size is the payload's compact JSON in UTF-8 (`json_size`, what `size($)`
-says). The check encodes the payload once with orjson, in C, and reads the
-depth from that text: a megabyte costs about two milliseconds, where a walk
-in Python cost five. The same check refuses non-finite numbers (NaN,
+says). The check encodes the payload once with orjson, in C, inside as many
+lists of our own as make orjson's nesting limit the depth limit (`nesting`),
+so that one encoding settles the depth too; where it cannot tell, the depth
+is read from the text. The same check refuses non-finite numbers (NaN,
 Infinity): they are not JSON, and every comparison with NaN is false, so a
-`>` rule would let one through. What orjson cannot encode (or nests past its
-own limit of 255) is checked by an iterative walk instead, which stops as
-soon as a limit is passed and never recurses, so a hostile 100,000-level
-payload cannot raise RecursionError.
+`>` rule would let one through. What orjson cannot encode is checked by an
+iterative walk instead, which stops as soon as a limit is passed and never
+recurses, so a hostile 100,000-level payload cannot raise RecursionError.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ..wire.errors import InterceptorError, invalid_params
 from ..wire.finite import find_non_finite
 from .json_size import encoded, json_size
 from .matchers import binding, found_in
+from .nesting import TOO_DEEP, encode_within
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 64
@@ -67,20 +68,28 @@ def check_bounds(payload: Any, limits: Limits, interceptor: str) -> int:
 
 
 def measure_bounds(payload: Any, limits: Limits, interceptor: str) -> tuple[int, bytes | None]:
-    """`check_bounds`, and the encoding it measured (None where orjson refused the
-    payload), for a `PayloadProbe` to reuse."""
-    data = encoded(payload)
-    if data is None:
-        return _walk_bounds(payload, limits, interceptor), None
-    if _deeper_than(data, limits.max_depth):
+    """`check_bounds`, and the encoding it measured, for a `PayloadProbe` to reuse:
+    the compact JSON, perhaps inside brackets of the depth check's own
+    (`nesting.encode_within`); None where orjson refused the payload."""
+    within = encode_within(payload, limits.max_depth)
+    if within is TOO_DEEP:
         raise payload_too_deep(interceptor, limits)
-    if len(data) > limits.max_bytes:
+    if isinstance(within, tuple):
+        data, size = within
+    else:  # orjson's limit cannot tell: read the depth from the text
+        plain = encoded(payload)
+        if plain is None:
+            return _walk_bounds(payload, limits, interceptor), None
+        if _deeper_than(plain, limits.max_depth):
+            raise payload_too_deep(interceptor, limits)
+        data, size = plain, len(plain)
+    if size > limits.max_bytes:
         raise payload_too_large(interceptor, limits)
     # orjson writes NaN and the infinities as `null`: only then is there
-    # anything to look for.
+    # anything to look for (the brackets around hold none).
     if _holds_null(data) and find_non_finite(payload) is not None:
         raise non_finite(interceptor, "payload", payload)
-    return len(data), data
+    return size, data
 
 
 # RE2's search for `null` (the binding's, on bytes) is about three times

@@ -163,7 +163,9 @@ class PayloadProbe:
     ) -> None:
         self.payload = payload
         self.regexes = regexes
-        # The payload's compact JSON when the caller already has it (the bounds check).
+        # The payload's compact JSON when the caller already has it: the bounds
+        # check's, perhaps inside brackets of its own, in which nothing more is
+        # ever ruled out (extra text can only make a regex find more).
         self._data = data
         self._text: bytes | None = _UNSET
         self._whole = whole

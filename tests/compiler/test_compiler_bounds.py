@@ -204,3 +204,61 @@ def test_bounds_come_after_name_hook_and_config_checks() -> None:
         policy_set.invoke_sync("v", "app/run", "request", deep, {"x": 1})
     assert raised.value.data is not None
     assert raised.value.data["field"] == "config.x"
+
+
+@pytest.mark.parametrize("max_depth", [0, 3, 64])
+def test_without_orjson_s_limit_the_depth_is_read_from_the_text(
+    monkeypatch: pytest.MonkeyPatch, max_depth: int
+) -> None:
+    """Should an orjson release encode past the depth tried, the text is read."""
+    from policy_engine.compiler import nesting
+
+    monkeypatch.setattr(nesting, "_LIMIT", None)
+    assert nesting.encode_within({"a": 1}, max_depth) is None
+    limits = Limits(max_depth=max_depth)
+    assert check_bounds(nested(max_depth), limits, "i") == json_size(nested(max_depth))
+    with pytest.raises(InterceptorError) as raised:
+        check_bounds(nested(max_depth + 1), limits, "i")
+    assert raised.value.data is not None and raised.value.data["limit"] == "maxPayloadDepth"
+
+
+def test_a_limit_past_orjson_s_own_is_walked() -> None:
+    """orjson encodes 254 levels: past that only the walk can tell, both ways."""
+    limits = Limits(max_depth=300)
+    assert check_bounds(nested(300), limits, "i") == json_size(nested(300))
+    with pytest.raises(InterceptorError):
+        check_bounds(nested(301), limits, "i")
+
+
+def test_the_wrappers_hold_no_payload_after_a_check() -> None:
+    from policy_engine.compiler import nesting
+
+    assert nesting._LIMIT is not None
+    limits = Limits(max_depth=8)
+    inner = nesting._WRAPPERS.get(nesting._LIMIT[0] - 8)[1]
+    assert check_bounds({"ok": [1]}, limits, "i") == json_size({"ok": [1]})
+    assert inner == [None]
+    with pytest.raises(InterceptorError):
+        check_bounds(nested(9), limits, "i")  # refused by orjson's limit
+    assert inner == [None]
+    assert check_bounds({"big": 2**70}, limits, "i") == json_size({"big": 2**70})  # walked
+    assert inner == [None]
+
+
+def test_threads_checking_at_once_each_measure_their_own_payload() -> None:
+    import threading
+
+    limits = Limits(max_depth=10)
+    sizes: dict[int, list[int]] = {}
+
+    def check(k: int) -> None:
+        payload = {"k": "x" * k, "deep": nested(k % 10)}
+        sizes[k] = [check_bounds(payload, limits, "i") for _ in range(200)]
+
+    threads = [threading.Thread(target=check, args=(k,)) for k in range(1, 9)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for k, measured in sizes.items():
+        assert set(measured) == {json_size({"k": "x" * k, "deep": nested(k % 10)})}
