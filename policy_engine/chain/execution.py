@@ -32,6 +32,7 @@ from policy_engine.wire import (
     InterceptorError,
     InvokeParams,
     MutationResult,
+    Phase,
     Severity,
     Side,
     ValidationResult,
@@ -68,20 +69,31 @@ Selection = tuple[tuple[ChainEntry, ...], tuple[ChainEntry, ...]]
 
 
 def select_entries(entries: Sequence[ChainEntry], params: ChainExecutionParams) -> Selection:
-    """The entries hooked on the params' event and phase, as a `Selection`.
+    """The entries hooked on the params' event and phase (and named by them, if
+    they name any), as a `Selection`."""
+    return select_hooked(entries, params.event, params.phase, params.interceptors)
+
+
+def select_hooked(
+    entries: Sequence[ChainEntry],
+    event: str,
+    phase: Phase,
+    names: Sequence[str] | None = None,
+) -> Selection:
+    """The entries hooked on ``event`` and ``phase``, only those ``names`` names if given.
 
     Both sorts are stable, so entries that tie exactly (the same name on two
     hosts) keep the order the hosts were given in.
     """
-    names = set(params.interceptors) if params.interceptors is not None else None
+    wanted = set(names) if names is not None else None
     chosen = [
         entry
         for entry in entries
-        if entry.fires_on(params.event, params.phase) and (names is None or entry.name in names)
+        if entry.fires_on(event, phase) and (wanted is None or entry.name in wanted)
     ]
     mutators = sorted(
         (e for e in chosen if e.type == "mutation"),
-        key=lambda e: (e.priority(params.phase), e.name),
+        key=lambda e: (e.priority(phase), e.name),
     )
     validators = sorted((e for e in chosen if e.type == "validation"), key=lambda e: e.name)
     return tuple(mutators), tuple(validators)

@@ -28,7 +28,7 @@ from .config import ChainConfig
 from .discovery import discover_hosts
 from .entry import ChainEntry, Host
 from .errors import ChainConfigError
-from .execution import Selection, execute_chain, select_entries
+from .execution import Selection, execute_chain, select_entries, select_hooked
 from .remote import RemoteProvider
 from .servers import ServerSpec
 from .settings import Selector, build_entries, did_you_mean, merge_overrides
@@ -81,15 +81,25 @@ class InterceptorChain:
         """Fixed for the chain's life, so what each event selects can be kept."""
         return self._entries
 
+    def fires(self, event: str, phase: Phase) -> bool:
+        """Whether any entry is hooked on this event and phase."""
+        mutators, validators = self._kept(event, phase)
+        return bool(mutators or validators)
+
     def _selection(self, params: ChainExecutionParams) -> Selection:
         """`select_entries` for the params, kept per (event, phase) when no
         interceptors are named: sorting the entries costs more than a small run."""
-        if params.interceptors is not None or len(params.event) > MAX_KEPT_EVENT_LENGTH:
+        if params.interceptors is not None:
             return select_entries(self._entries, params)
-        key = (params.event, params.phase)
+        return self._kept(params.event, params.phase)
+
+    def _kept(self, event: str, phase: Phase) -> Selection:
+        if len(event) > MAX_KEPT_EVENT_LENGTH:
+            return select_hooked(self._entries, event, phase)
+        key = (event, phase)
         kept = self._selections.get(key)
         if kept is None:
-            kept = select_entries(self._entries, params)
+            kept = select_hooked(self._entries, event, phase)
             if len(self._selections) >= MAX_KEPT_SELECTIONS:
                 del self._selections[next(iter(self._selections))]
             self._selections[key] = kept

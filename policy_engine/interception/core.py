@@ -138,16 +138,10 @@ class Interception:
         self.block_style: BlockStyle = block_style
         self.chain_timeout_ms = chain_timeout_ms
         self.observer = observer
-        self._hooked: dict[tuple[str, Phase], bool] = {}
 
     def hooked(self, event: str, phase: Phase) -> bool:
-        """Whether any entry fires on this event and phase (cached: entries are fixed)."""
-        key = (event, phase)
-        known = self._hooked.get(key)
-        if known is None:
-            known = any(entry.fires_on(event, phase) for entry in self.chain.entries)
-            self._hooked[key] = known
-        return known
+        """Whether any entry fires on this event and phase."""
+        return self.chain.fires(event, phase)
 
     def side(self, origin: Origin, phase: Phase) -> Side:
         """Sending or receiving, for a message of a request that ``origin`` sent.

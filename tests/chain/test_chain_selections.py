@@ -83,3 +83,21 @@ def test_a_named_selection_is_run_but_not_kept() -> None:
     assert chain._selections == {}
     # The unnamed run after it selects every entry again.
     assert _run(chain, "tools/call").final_payload == {"seen": ["early", "late"]}
+
+
+def test_what_fires_is_answered_from_the_same_bounded_selections() -> None:
+    """The interception core asks this of every message's method, which a peer picks."""
+    from policy_engine.interception import Interception
+
+    provider = ScriptedProvider("h", validator("check", events=("tools/*",), phases=("request",)))
+    chain = InterceptorChain(entries(provider))
+    core = Interception(chain)
+    assert core.hooked("tools/call", "request")
+    assert not core.hooked("tools/call", "response")
+    for k in range(MAX_KEPT_SELECTIONS + 10):
+        assert not core.hooked(f"x/{k}", "request")
+        assert core.hooked(f"tools/{k}", "request")
+    assert len(chain._selections) == MAX_KEPT_SELECTIONS
+    long_event = "tools/" + "a" * MAX_KEPT_EVENT_LENGTH
+    assert core.hooked(long_event, "request")
+    assert (long_event, "request") not in chain._selections
