@@ -26,7 +26,7 @@ from ..wire.errors import InterceptorError, invalid_params
 from ..wire.finite import find_non_finite
 from .json_size import encoded, json_size
 from .matchers import binding, found_in
-from .nesting import TOO_DEEP, encode_within
+from .nesting import TOO_DEEP, Encoding, encode_within
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 64
@@ -67,29 +67,27 @@ def check_bounds(payload: Any, limits: Limits, interceptor: str) -> int:
     return measure_bounds(payload, limits, interceptor)[0]
 
 
-def measure_bounds(payload: Any, limits: Limits, interceptor: str) -> tuple[int, bytes | None]:
-    """`check_bounds`, and the encoding it measured, for a `PayloadProbe` to reuse:
-    the compact JSON, perhaps inside brackets of the depth check's own
-    (`nesting.encode_within`); None where orjson refused the payload."""
+def measure_bounds(payload: Any, limits: Limits, interceptor: str) -> tuple[int, Encoding | None]:
+    """`check_bounds`, and the encoding it measured, for a `PayloadProbe` to reuse
+    (None where orjson refused the payload)."""
     within = encode_within(payload, limits.max_depth)
     if within is TOO_DEEP:
         raise payload_too_deep(interceptor, limits)
-    if isinstance(within, tuple):
-        data, size = within
-    else:  # orjson's limit cannot tell: read the depth from the text
+    if not isinstance(within, Encoding):  # orjson's limit cannot tell: read the text
         plain = encoded(payload)
         if plain is None:
             return _walk_bounds(payload, limits, interceptor), None
         if _deeper_than(plain, limits.max_depth):
             raise payload_too_deep(interceptor, limits)
-        data, size = plain, len(plain)
+        within = Encoding(plain)
+    size = within.size
     if size > limits.max_bytes:
         raise payload_too_large(interceptor, limits)
     # orjson writes NaN and the infinities as `null`: only then is there
-    # anything to look for (the brackets around hold none).
-    if _holds_null(data) and find_non_finite(payload) is not None:
+    # anything to look for (the lists around the payload hold none).
+    if _holds_null(within.wrapped) and find_non_finite(payload) is not None:
         raise non_finite(interceptor, "payload", payload)
-    return size, data
+    return size, within
 
 
 # RE2's search for `null` (the binding's, on bytes) is about three times

@@ -15,7 +15,7 @@ should a release encode past the depth tried, or call it something else,
 from __future__ import annotations
 
 import threading
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -82,15 +82,32 @@ class _Wrappers(threading.local):
 _WRAPPERS = _Wrappers()
 
 
-def encode_within(payload: Any, max_depth: int) -> tuple[bytes, int] | TooDeep | None:
-    """The payload's compact JSON inside brackets of our own, with the payload's
-    own size; `TOO_DEEP` when it nests deeper than ``max_depth``; or None where
-    this cannot tell (orjson refused it for another reason, or the limit is not
-    known): the caller then checks itself.
+class Encoding(NamedTuple):
+    """A payload's compact JSON as the bounds check made it: inside ``levels``
+    lists of our own on each side."""
 
-    The brackets are left on: cutting them off would copy the encoding (on a
-    megabyte, fresh memory costs more than the copy), and a probe of the text
-    (`payload_probe`) can only find more in it, never less.
+    wrapped: bytes
+    levels: int = 0
+
+    @property
+    def size(self) -> int:
+        """The payload's own encoded size."""
+        return len(self.wrapped) - 2 * self.levels
+
+    def plain(self) -> bytes:
+        """The payload's own encoding: a copy, made only by those who read the text."""
+        if not self.levels:
+            return self.wrapped
+        return self.wrapped[self.levels : len(self.wrapped) - self.levels]
+
+
+def encode_within(payload: Any, max_depth: int) -> Encoding | TooDeep | None:
+    """The payload's `Encoding`; `TOO_DEEP` when it nests deeper than
+    ``max_depth``; or None where this cannot tell (orjson refused it for
+    another reason, or the limit is not known): the caller then checks itself.
+
+    The lists of our own stay on until someone reads the text: cutting them
+    off copies the encoding, and the size and the `null` check need no copy.
     """
     if _LIMIT is None:
         return None
@@ -106,4 +123,4 @@ def encode_within(payload: Any, max_depth: int) -> tuple[bytes, int] | TooDeep |
         return TOO_DEEP if str(refused) == message else None
     finally:
         inner[0] = None
-    return data, len(data) - 2 * levels
+    return Encoding(data, levels)

@@ -163,9 +163,7 @@ class PayloadProbe:
     ) -> None:
         self.payload = payload
         self.regexes = regexes
-        # The payload's compact JSON when the caller already has it: the bounds
-        # check's, perhaps inside brackets of its own, in which nothing more is
-        # ever ruled out (extra text can only make a regex find more).
+        # The payload's compact JSON when the caller already has it (the bounds check).
         self._data = data
         self._text: bytes | None = _UNSET
         self._whole = whole

@@ -47,6 +47,7 @@ from .flows import CompiledFlow, FlowRuntime, FlowScope, compile_flow, label_mat
 from .jsonpath import PayloadTooDeep
 from .match_groups import build_match_groups
 from .mutators import CompiledMutation, RuleGroup, compile_mutation, run_mutator
+from .nesting import Encoding
 from .payload_probe import PayloadProbe, ProbeRegexes
 from .rewrite_groups import group_rewrites
 from .trace import RuleRef, Trace
@@ -381,8 +382,8 @@ class PolicySet:
         # Let the last payload's encoding go before this one is made, so its
         # memory is reused (a new block for each costs microseconds).
         self._last_bounded = last = None
-        size, data = measure_bounds(payload, self.limits, name)
-        self._last_bounded = _Bounded(payload, size, data)
+        size, encoding = measure_bounds(payload, self.limits, name)
+        self._last_bounded = _Bounded(payload, size, encoding)
         return self._last_bounded
 
     def _bound_output(
@@ -481,13 +482,13 @@ class _Bounded:
     interceptor whose rules read it is invoked.
     """
 
-    __slots__ = ("data", "payload", "probe", "shared", "size")
+    __slots__ = ("encoding", "payload", "probe", "shared", "size")
 
-    def __init__(self, payload: Any, size: int, data: bytes | None) -> None:
+    def __init__(self, payload: Any, size: int, encoding: Encoding | None) -> None:
         self.payload = payload
         self.size = size
         # The payload's encoding, when the bounds check made one (for the probe).
-        self.data = data
+        self.encoding = encoding
         # `EvalContext.shared`: `size($)` is the size just measured.
         self.shared: dict[int, Any] = (
             {id(payload): (payload, size)} if isinstance(payload, dict | list) else {}
@@ -496,5 +497,6 @@ class _Bounded:
 
     def probe_for(self, regexes: ProbeRegexes) -> PayloadProbe:
         if self.probe is None:
-            self.probe = PayloadProbe(self.payload, regexes, self.data)
+            data = self.encoding.plain() if self.encoding is not None else None
+            self.probe = PayloadProbe(self.payload, regexes, data)
         return self.probe

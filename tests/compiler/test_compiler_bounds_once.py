@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from policy_engine.compiler import Limits, compile_sources
 from policy_engine.compiler import policy_set as policy_set_module
 from policy_engine.compiler.bounds import check_bounds, measure_bounds
+from policy_engine.compiler.nesting import Encoding
 from policy_engine.wire.errors import InterceptorError
 
 SOURCE = """
@@ -46,7 +47,7 @@ PAYLOAD = {
 def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     sizes: list[int] = []
 
-    def counting(payload: Any, limits: Limits, interceptor: str) -> tuple[int, bytes | None]:
+    def counting(payload: Any, limits: Limits, interceptor: str) -> tuple[int, Encoding | None]:
         size, data = measure_bounds(payload, limits, interceptor)
         sizes.append(size)
         return size, data

@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from policy_engine.compiler import compile_sources
+from policy_engine.compiler.nesting import Encoding
 from policy_engine.compiler.policy_set import THREAD_THRESHOLD_BYTES, PolicySet
 from policy_engine.wire import InterceptorError, InvokeParams
 
@@ -96,7 +97,7 @@ def test_the_bounds_walk_runs_once_per_payload_object(monkeypatch: pytest.Monkey
     walks: list[object] = []
     original = module.measure_bounds
 
-    def counting(payload: object, *args: object) -> tuple[int, bytes | None]:
+    def counting(payload: object, *args: object) -> tuple[int, Encoding | None]:
         walks.append(payload)
         return original(payload, *args)  # type: ignore[arg-type]
 
