@@ -14,25 +14,16 @@ import anyio
 
 from policy_engine.chain import InterceptorChain
 from policy_engine.chain.interceptor_chain import MAX_KEPT_EVENT_LENGTH, MAX_KEPT_SELECTIONS
-from policy_engine.wire import ChainExecutionParams, InvokeParams
+from policy_engine.wire import ChainExecutionParams
 
-from .providers import Journal, ScriptedProvider, entries, mutator, validator
-
-
-def _tagging(tag: str) -> Any:
-    async def handle(params: InvokeParams) -> dict[str, Any]:
-        payload = dict(params.payload)
-        payload["seen"] = [*payload.get("seen", []), tag]
-        return {"modified": True, "payload": payload}
-
-    return handle
+from .providers import Journal, ScriptedProvider, append, entries, mutator, validator
 
 
 def _chain(journal: Journal) -> InterceptorChain:
     provider = ScriptedProvider(
         "h",
-        mutator("late", _tagging("late"), events=("*",), priorityHint=10),
-        mutator("early", _tagging("early"), events=("*",), priorityHint=-10),
+        mutator("late", append("late"), events=("*",), priorityHint=10),
+        mutator("early", append("early"), events=("*",), priorityHint=-10),
         validator("check", events=("*",)),
         journal=journal,
     )
@@ -49,7 +40,7 @@ def test_a_kept_selection_runs_in_the_same_order_as_a_fresh_one() -> None:
     chain = _chain(journal)
     first = _run(chain, "tools/call")
     second = _run(chain, "tools/call")
-    assert first.final_payload == second.final_payload == {"seen": ["early", "late"]}
+    assert first.final_payload == second.final_payload == {"trail": ["early", "late"]}
     assert journal.started == ["early@h", "late@h", "check@h"] * 2
 
 
@@ -70,7 +61,7 @@ def test_a_long_event_name_is_run_but_not_kept() -> None:
     journal = Journal()
     chain = _chain(journal)
     event = "x/" + "a" * MAX_KEPT_EVENT_LENGTH
-    assert _run(chain, event).final_payload == {"seen": ["early", "late"]}
+    assert _run(chain, event).final_payload == {"trail": ["early", "late"]}
     assert chain._selections == {}
 
 
@@ -78,11 +69,11 @@ def test_a_named_selection_is_run_but_not_kept() -> None:
     journal = Journal()
     chain = _chain(journal)
     result = _run(chain, "tools/call", interceptors=["late"])
-    assert result.final_payload == {"seen": ["late"]}
+    assert result.final_payload == {"trail": ["late"]}
     assert journal.started == ["late@h"]
     assert chain._selections == {}
     # The unnamed run after it selects every entry again.
-    assert _run(chain, "tools/call").final_payload == {"seen": ["early", "late"]}
+    assert _run(chain, "tools/call").final_payload == {"trail": ["early", "late"]}
 
 
 def test_what_fires_is_answered_from_the_same_bounded_selections() -> None:
