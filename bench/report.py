@@ -122,6 +122,15 @@ def throughput_table(hot: Runs) -> str:
     return table(["engine", "median", "throughput", "range (MB/s)", "vs hand"], rows)
 
 
+def values_table(hot: Runs) -> str:
+    rows = []
+    for engine in ("policyc", "hand-written RE2 loop"):
+        t = figure(hot, "values", engine, "median_ns")
+        ratio = figure(hot, "values", engine, "ratio_vs_hand")
+        rows.append([engine, t.time(), t.time_range(), ratio.ratio()])
+    return table(["engine", "median", "range over runs", "vs hand"], rows)
+
+
 def redact_rules_table(hot: Runs) -> str:
     rows = []
     for n in ("10", "100", "1000"):
@@ -408,6 +417,7 @@ def main() -> None:
     builders: dict[str, Callable[[], str]] = {
         "shipped": lambda: shipped_table(hot),
         "throughput": lambda: throughput_table(hot),
+        "values": lambda: values_table(hot),
         "redact-rules": lambda: redact_rules_table(hot),
         "peer": lambda: peer_table(inv),
         "redact": lambda: pair_table(inv, "redact", "policyc", "hand", "ratio_policyc_vs_hand"),

@@ -17,8 +17,9 @@ Many strings are scanned as one text (`TextMatcher.hits_many`): the RE2
 wrapper costs about a microsecond per call and several per match on `str`,
 far more than RE2's own search, so one call over all of a rule's strings,
 on UTF-8 bytes, beats one call per string. The strings are joined with a
-newline, and a match that would cross one makes the whole batch fall back to
-per-string scans, so the hits are always exactly those of separate scans.
+newline; where a match runs into or out of a string, that string's scan
+goes on confined to it (`segment_spans`), so the hits are always exactly
+those of separate scans.
 """
 
 from __future__ import annotations
@@ -123,10 +124,80 @@ def _spans(compiled: Any, data: bytes) -> Iterator[Any]:
         if pos == end:
             return
         if found == pos:  # an empty match here: step over one UTF-8 character
-            lead = data[pos]
-            pos += 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+            pos += _char_width(data[pos])
         else:
             pos = found
+
+
+def segment_spans(
+    compiled: Any, data: bytes, starts: list[int], lengths: list[int]
+) -> Iterator[tuple[Any, int]]:
+    """Every non-empty match a scan of each segment alone finds, and its segment, in order.
+
+    ``data`` holds the segments (none with a newline) joined with newlines,
+    segment ``k`` at ``starts[k]`` for ``lengths[k]`` bytes, and ``compiled``
+    is a `context_free` regex in line mode (`binding`). Scanning the join
+    freely finds what the segments' own scans find, as long as no match
+    leaves its segment: `^`, `$` and `\\b` see a separator as they see a
+    string's ends, and a match inside a segment is one alone. Where a match
+    does leave it, no match of the segment alone starts before it (that one
+    would have been found first), so:
+
+    - a match that starts on the separator after a segment belongs to
+      neither: the next segment's scan begins right after it;
+    - a match that starts inside a segment and runs past its end makes the
+      scan go on from the same place with the segment's end as the end of
+      the text (RE2 still reads the separator as context), then resume
+      freely at the next segment.
+
+    Empty matches are stepped over as a scan alone steps over them, and
+    not reported.
+    """
+    match = compiled.Match
+    size = len(data)
+    pos = 0
+    while True:
+        spans = match(UNANCHORED, data, pos, size)
+        start, end = spans[0]
+        if end < 0:
+            return
+        segment = bisect_right(starts, start) - 1
+        limit = starts[segment] + lengths[segment]
+        if end <= limit:
+            if start == end:
+                if end == size:
+                    return
+                pos = end + _char_width(data[end])
+            else:
+                yield spans, segment
+                pos = end
+            continue
+        if start < limit:
+            yield from _confined(match, data, start, limit, segment)
+        pos = limit + 1
+
+
+def _confined(
+    match: Any, data: bytes, pos: int, limit: int, segment: int
+) -> Iterator[tuple[Any, int]]:
+    """The scan of one segment from ``pos``, with ``limit`` as the end of its text."""
+    while pos <= limit:
+        spans = match(UNANCHORED, data, pos, limit)
+        start, end = spans[0]
+        if end < 0:
+            return
+        if start == end:
+            if end == limit:
+                return
+            pos = end + _char_width(data[end])
+        else:
+            yield spans, segment
+            pos = end
+
+
+def _char_width(lead: int) -> int:
+    """How many bytes the UTF-8 character starting with byte ``lead`` takes."""
+    return 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
 
 
 def context_free(regex: str) -> bool:
@@ -345,8 +416,8 @@ class TextMatcher:
         """The hits of each text, exactly as `hits` finds them, from one scan of most.
 
         Strings without a newline are joined with one and scanned together in
-        line mode; a string holding a newline, and every string a match runs
-        into or out of, is scanned on its own instead.
+        line mode (`segment_spans`); a string holding a newline is scanned on
+        its own instead.
         """
         if not texts:
             return []
@@ -356,13 +427,13 @@ class TextMatcher:
         alone = set(range(len(texts)))
         if self._batchable and batch:
             alone -= set(batch)
-            alone |= self._scan_batch([cleaned[k] for k in batch], batch, out)
+            self._scan_batch([cleaned[k] for k in batch], batch, out)
         for k in sorted(alone):
             out[k] = list(self.hits(texts[k]))
         return out
 
-    def _scan_batch(self, texts: list[str], where: list[int], out: list[list[Hit]]) -> set[int]:
-        """Fill ``out`` for the joined ``texts``; the positions that need a scan alone."""
+    def _scan_batch(self, texts: list[str], where: list[int], out: list[list[Hit]]) -> None:
+        """Fill ``out`` (at the positions ``where``) with the hits of the joined ``texts``."""
         joined = _SEPARATOR.join(texts)
         data = joined.encode("utf-8")
         if len(data) == len(joined):
@@ -376,11 +447,10 @@ class TextMatcher:
             offset += length + 1
         assert self._line_any is not None
         if not found_in(binding(self._line_any), data):
-            return set()
-        found, dirty = self._candidates(data, starts, lengths)
+            return
         last_end = 0
-        for start, index, end, segment in sorted(found):
-            if start < last_end or segment in dirty:
+        for start, index, end, segment in sorted(self._candidates(data, starts, lengths)):
+            if start < last_end:
                 continue
             last_end = end
             base = starts[segment]
@@ -390,41 +460,20 @@ class TextMatcher:
                 hits = out[where[segment]]
                 if hits and lengths[segment] != len(text):
                     out[where[segment]] = _char_offsets(text, hits)
-        return {where[segment] for segment in dirty}
 
     def _candidates(
         self, data: bytes, starts: list[int], lengths: list[int], lines: bool = True
-    ) -> tuple[list[tuple[int, int, int, int]], set[int]]:
-        """(start, pattern, end, segment) of every candidate, and the segments a
-        match ran into or out of (their candidates are not to be trusted)."""
+    ) -> list[tuple[int, int, int, int]]:
+        """(start, pattern, end, segment) of every candidate, each pass confined to
+        each segment as a scan of it alone (`segment_spans`)."""
         found: list[tuple[int, int, int, int]] = []
-        dirty: set[int] = set()
-
-        def segment_of(start: int, end: int) -> int:
-            """The string holding the match, or -1 (a separator alone, or a crossing)."""
-            segment = bisect_right(starts, start) - 1
-            limit = starts[segment] + lengths[segment]
-            if end <= limit:
-                return segment
-            if start >= limit and end <= limit + 1:
-                return -1
-            first = segment if start < limit else segment + 1
-            dirty.update(range(first, bisect_right(starts, end - 1)))
-            return -1
-
         joined = self._line_joined if lines else self._joined
         alone = self._occurring_alone(data) if lines else self._alone
         if joined is not None:
-            compiled = binding(joined)
             groups = self._joined_groups if lines else self._plain_groups
             index_of = self._joined_index
-            for spans in _spans(compiled, data):
+            for spans, segment in segment_spans(binding(joined), data, starts, lengths):
                 start, end = spans[0]
-                if start == end:
-                    continue
-                segment = segment_of(start, end)
-                if segment < 0:
-                    continue
                 for k, group in enumerate(groups):
                     if spans[group][0] >= 0:
                         found.append((start, index_of[k], end, segment))
@@ -432,17 +481,13 @@ class TextMatcher:
         for index, regex in alone:
             check = self.specs[index].check
             group = self._value[index]
-            for spans in _spans(binding(regex), data):
-                start, end = spans[0]
-                if start == end:
-                    continue
-                segment = segment_of(start, end)
+            for spans, segment in segment_spans(binding(regex), data, starts, lengths):
                 start, end = spans[group]
-                if segment < 0 or start == end:
+                if start == end:
                     continue
                 if check is None or check(data[start:end].decode("utf-8")):
                     found.append((start, index, end, segment))
-        return found, dirty
+        return found
 
     def _alone_hits(
         self, index: int, regex: re2._Regexp[str], text: str
@@ -465,7 +510,7 @@ class TextMatcher:
         data = text.encode("utf-8")
         if self._any is None or not found_in(binding(self._any), data):
             return
-        found, _ = self._candidates(data, [0], [len(data)], lines=False)
+        found = self._candidates(data, [0], [len(data)], lines=False)
         hits = []
         last_end = 0
         for start, index, end, _segment in sorted(found):

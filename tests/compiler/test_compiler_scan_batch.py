@@ -105,6 +105,51 @@ def test_strings_no_match_crosses_are_scanned_once(monkeypatch: pytest.MonkeyPat
     assert texts[1][expected[1][0].start : expected[1][0].end] == "4111 1111 1111 1111"
 
 
+def test_strings_that_are_a_value_whole_are_scanned_in_the_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pattern's context (`(?:^|[^A-Za-z0-9])`, a trailing `[^-]`) can take in the
+    separator, so matches start on it or run out of a string: the scan goes on
+    confined to the string, and no string is scanned again on its own."""
+    specs = [
+        PatternSpec(name, p.source, CANDIDATE_CHECKS[p.check] if p.check else None)
+        for name, p in BUILTIN_PATTERNS.items()
+    ]
+    matcher = TextMatcher(specs)
+    texts = [
+        "bob@example.com",
+        "123-45-6789",
+        "4111 1111 1111 1111",
+        "SSN 123-45-6789",
+        "+14155550100",
+        "GB82 WEST 1234 5698 7654 32",
+        "10.0.0.1",
+        "x",
+    ]
+    expected = [list(matcher.hits(t)) for t in texts]
+
+    def per_string(text: str) -> None:
+        raise AssertionError("fell back to one scan per string")
+
+    monkeypatch.setattr(matcher, "hits", per_string)
+    assert matcher.hits_many(texts) == expected
+    assert all(expected[:7]) and not expected[7]
+    assert [(h.start, h.end) for h in expected[0]] == [(0, len(texts[0]))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    indexes=st.lists(st.integers(0, len(REGEXES) - 1), min_size=1, max_size=3, unique=True),
+    texts=st.lists(st.text(st.sampled_from(list("ab x\t-1")), max_size=6), min_size=2, max_size=8),
+)
+def test_short_strings_packed_with_separators_hit_as_alone(
+    indexes: list[int], texts: list[str]
+) -> None:
+    """Many short strings: most matches touch a separator, and none may count."""
+    matcher = matcher_of(indexes, checked=True)
+    assert matcher.hits_many(texts) == [list(matcher.hits(t)) for t in texts]
+
+
 @pytest.mark.parametrize(
     ("regex", "free"),
     [
