@@ -29,7 +29,7 @@ from .match_groups import GroupIndex, MatchGroup, pattern_key
 from .matchers import GlobMatcher, TextMatcher, pattern_specs
 from .payload_probe import UNCHANGED_BY, PayloadProbe, ProbeRegexes, descendant_names
 from .text_columns import column_of
-from .values import compare, json_equal
+from .values import compare, json_equal, literal_test
 
 Location = tuple[str | int, ...]
 Candidate = tuple[Any, Location]
@@ -420,11 +420,34 @@ def compile_condition(node: ast.Condition, env: CompileEnv, negate: bool = False
             return found
         probe = env.probe_index(matcher.probe_regex)
         return found if probe is None else _probed(found, probe, through)
+    if isinstance(node, ast.Compare) and isinstance(node.right, ast.Literal_):
+        fast = _literal_compare(node, env, quantifier, negate)
+        if fast is not None:
+            return fast
     subject, test = _predicate(node, env)
     if negate:
         positive = test
         test = lambda value, ctx: not positive(value, ctx)  # noqa: E731
     return _quantified(subject, quantifier, test)
+
+
+def _literal_compare(
+    node: ast.Compare, env: CompileEnv, quantifier: ast.Quantifier, negate: bool
+) -> ConditionFn | None:
+    """`x OP literal` with the comparison fixed when the policy compiles (`literal_test`);
+    `event` and `phase` are one string each, read straight from the context."""
+    assert isinstance(node.right, ast.Literal_)
+    test = literal_test(node.op, node.right.value)
+    if test is None:
+        return None
+    if negate:
+        positive = test
+        test = lambda value: not positive(value)  # noqa: E731
+    if isinstance(node.left, ast.EventRef):
+        return lambda ctx: NO_LOCATION if test(ctx.event) else None
+    if isinstance(node.left, ast.PhaseRef):
+        return lambda ctx: NO_LOCATION if test(ctx.phase) else None
+    return _quantified(compile_operand(node.left, env), quantifier, lambda value, ctx: test(value))
 
 
 def probe_through(node: ast.Operand) -> tuple[str, ...] | None:
@@ -511,6 +534,15 @@ def _disjunction(parts: list[ConditionFn]) -> ConditionFn:
 
 def _predicate(node: ast.Condition, env: CompileEnv) -> tuple[OperandFn, Test]:
     """A predicate as its subject, quantifier and per-candidate test."""
+    if isinstance(node, ast.Compare) and isinstance(node.right, ast.ParamRef):
+        name = node.right.name
+        op = node.op
+
+        def against_param(value: Any, ctx: EvalContext) -> bool:
+            params = ctx.params
+            return name in params and compare(op, value, params[name])
+
+        return compile_operand(node.left, env), against_param
     if isinstance(node, ast.Compare):
         right = compile_operand(node.right, env)
         op = node.op

@@ -564,22 +564,70 @@ def glob_regex(glob: str) -> str:
 
 
 class GlobMatcher:
-    """Whole-string match against any of several globs, as one RE2 alternation."""
+    """Whole-string match against any of several globs.
+
+    Globs whose only wildcards are `*` at their ends (`claude-*`, `*_unsafe`,
+    `*admin*`, a plain name) are answered by `str` methods: one set lookup
+    and one `startswith`/`endswith` of a tuple, far cheaper than a call into
+    RE2 for a tool or model name. Any other glob makes the whole list one
+    RE2 alternation.
+    """
 
     def __init__(self, globs: Sequence[str]) -> None:
         self.globs = tuple(globs)
-        if globs:
+        self._regex: re2._Regexp[str] | None = None
+        self._literal = _literal_globs(self.globs)
+        if globs and self._literal is None:
             body = "|".join(f"(?:{glob_regex(g)})" for g in globs)
-            self._regex: re2._Regexp[str] | None = re2.compile(
-                f"(?s)\\A(?:{body})\\z", re2_options()
-            )
-        else:
-            self._regex = None
+            self._regex = re2.compile(f"(?s)\\A(?:{body})\\z", re2_options())
 
     def matches(self, text: str) -> bool:
+        text = matchable(text)
+        if self._literal is not None:
+            return self._literal.matches(text)
         if self._regex is None:
             return False
-        data = matchable(text).encode("utf-8")
         # The binding's search, not the wrapper's: a tool name is short, and
         # the wrapper's own work per call is most of the cost.
-        return found_in(binding(self._regex), data)
+        return found_in(binding(self._regex), text.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class _LiteralGlobs:
+    """Globs with `*` only at their ends, by what each asks of the text."""
+
+    exact: frozenset[str]
+    prefixes: tuple[str, ...]
+    suffixes: tuple[str, ...]
+    inner: tuple[str, ...]
+
+    def matches(self, text: str) -> bool:
+        return (
+            text in self.exact
+            or text.startswith(self.prefixes)
+            or text.endswith(self.suffixes)
+            or any(part in text for part in self.inner)
+        )
+
+
+def _literal_globs(globs: Sequence[str]) -> _LiteralGlobs | None:
+    """The globs as `_LiteralGlobs`, or None when one has a `?` or an inner `*`."""
+    exact: set[str] = set()
+    prefixes: list[str] = []
+    suffixes: list[str] = []
+    inner: list[str] = []
+    for glob in globs:
+        core = glob.strip("*")
+        if "*" in core or "?" in core:
+            return None
+        starred_front = glob.startswith("*")
+        starred_back = glob.endswith("*")
+        if starred_front and starred_back:
+            inner.append(core)
+        elif starred_front:
+            suffixes.append(core)
+        elif starred_back:
+            prefixes.append(core)
+        else:
+            exact.add(core)
+    return _LiteralGlobs(frozenset(exact), tuple(prefixes), tuple(suffixes), tuple(inner))

@@ -8,6 +8,7 @@ comparison false, equality is JSON equality (`true` is not `1`, `"1"` is not
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -45,3 +46,41 @@ def compare(op: str, left: Any, right: Any) -> bool:
     if op == ">":
         return bool(left > right)
     return bool(left >= right)
+
+
+def literal_test(op: str, literal: Any) -> Callable[[Any], bool] | None:
+    """``lambda value: compare(op, value, literal)`` in one step, for a scalar literal.
+
+    A rule such as `event == "tools/call"` or `$.maxTokens > 4096` runs on
+    every invoke: with the literal's type known when the policy compiles, the
+    comparison needs no dispatch on it. None for a list or object literal
+    (`compare` itself then runs).
+    """
+    if op in ("==", "!="):
+        equal = _equal_to(literal)
+        if equal is None:
+            return None
+        if op == "==":
+            return equal
+        return lambda value: not equal(value)
+    if not is_number(literal):
+        return lambda value: False
+    number = int | float
+    if op == "<":
+        return lambda v: isinstance(v, number) and not isinstance(v, bool) and v < literal
+    if op == "<=":
+        return lambda v: isinstance(v, number) and not isinstance(v, bool) and v <= literal
+    if op == ">":
+        return lambda v: isinstance(v, number) and not isinstance(v, bool) and v > literal
+    return lambda v: isinstance(v, number) and not isinstance(v, bool) and v >= literal
+
+
+def _equal_to(literal: Any) -> Callable[[Any], bool] | None:
+    """`json_equal(value, literal)` for a scalar ``literal``, else None."""
+    if literal is None or isinstance(literal, bool):
+        return lambda value: value is literal
+    if type(literal) is str:
+        return lambda value: type(value) is str and value == literal
+    if type(literal) in (int, float):
+        return lambda value: type(value) in (int, float) and value == literal
+    return None

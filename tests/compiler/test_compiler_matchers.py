@@ -82,6 +82,35 @@ def test_globs_agree_with_a_reference_implementation(glob: str, text: str) -> No
     assert GlobMatcher([glob]).matches(text) == reference_glob(glob, text)
 
 
+@given(
+    st.lists(st.lists(GLOB_CHARS, max_size=6).map("".join), max_size=4),
+    st.lists(GLOB_CHARS, max_size=10).map("".join),
+)
+def test_a_list_of_globs_matches_when_any_one_does(globs: list[str], text: str) -> None:
+    """Lists of end-starred globs take the `str` methods, others RE2: both agree."""
+    assert GlobMatcher(globs).matches(text) == any(reference_glob(g, text) for g in globs)
+
+
+@pytest.mark.parametrize(
+    ("globs", "text", "expected"),
+    [
+        (["claude-*", "gpt-4o*"], "claude-3", True),
+        (["claude-*", "gpt-4o*"], "gpt-4", False),
+        (["*_unsafe"], "rm_unsafe", True),
+        (["*_unsafe"], "rm_unsafe_not", False),
+        (["*admin*"], "superadmin-tool", True),
+        (["*"], "", True),
+        ([""], "", True),
+        ([""], "x", False),
+        (["**a"], "bba", True),
+        (["read"], "read\n", False),
+        (["caf\ufffd*"], "caf\ud800x", True),
+    ],
+)
+def test_end_starred_globs(globs: list[str], text: str, expected: bool) -> None:
+    assert GlobMatcher(globs).matches(text) is expected
+
+
 @given(st.text(max_size=20).filter(lambda t: "*" not in t and "?" not in t))
 def test_a_glob_without_wildcards_matches_exactly_itself(text: str) -> None:
     matcher = GlobMatcher([text])
