@@ -159,30 +159,38 @@ class HotPath:
 
     # -- throughput ---------------------------------------------------------------
 
+    def _against_hand(
+        self, name: str, patterns: list[str], payload: dict[str, Any], pool: int
+    ) -> tuple[dict[str, Any], dict[str, int]]:
+        """One `redact $.content[*].text matching` rule against `HandRedactor`, both
+        checked to give the same payload and counts first; the stats of each."""
+        source = (
+            f'mutator {name} "Patterns in text content" {{\n  on tools/call response\n'
+            f"  redact $.content[*].text matching {', '.join(patterns)}\n}}\n"
+        )
+        policy = compile_sources({f"{name}.policy": source})
+        hand = HandRedactor(patterns)
+        result = policy.invoke_sync(name, "tools/call", "response", payload)
+        expected, counts = hand.payload(payload)
+        if result.payload != expected or (result.info or {}).get("patterns") != counts:
+            raise SystemExit(f"the hand-written loop disagrees with policyc on `{name}`")
+        fresh = FreshPayloads(payload, pool)
+        stats = self._measure(
+            {
+                "policyc": lambda: policy.invoke_sync(name, "tools/call", "response", fresh()),
+                "hand-written RE2 loop": lambda: hand.payload(fresh()),
+            }
+        )
+        return stats, counts
+
     def throughput(self) -> None:
         names = list(BUILTIN_PATTERNS)
-        source = (
-            'mutator packs "Every built-in pattern" {\n  on tools/call response\n'
-            f"  redact $.content[*].text matching {', '.join(names)}\n}}\n"
-        )
-        policy = compile_sources({"packs.policy": source})
         payload = {
             "content": [{"type": "text", "text": mixed_text(n)} for n in range(1000)],
             "isError": False,
         }
         text_bytes = sum(len(item["text"].encode()) for item in payload["content"])
-        hand = HandRedactor(names)
-        result = policy.invoke_sync("packs", "tools/call", "response", payload)
-        expected, counts = hand.payload(payload)
-        if result.payload != expected or (result.info or {}).get("patterns") != counts:
-            raise SystemExit("the hand-written loop disagrees with policyc on the packs")
-        fresh = FreshPayloads(payload, 4)
-        stats = self._measure(
-            {
-                "policyc": lambda: policy.invoke_sync("packs", "tools/call", "response", fresh()),
-                "hand-written RE2 loop": lambda: hand.payload(fresh()),
-            }
-        )
+        stats, counts = self._against_hand("packs", names, payload, 4)
         print(f"## Redaction throughput: {len(names)} built-in patterns, 1 MB of mixed text\n")
         rows = []
         out: dict[str, Any] = {"text_bytes": text_bytes, "hits": sum(counts.values())}
@@ -199,29 +207,12 @@ class HotPath:
     def values(self) -> None:
         """Personal data as whole strings: the case where a pattern's context can take
         in the newline that joins the strings of one scan."""
-        names = list(PII_NAMES)
-        source = (
-            'mutator rows "Personal data in rows" {\n  on tools/call response\n'
-            f"  redact $.content[*].text matching {', '.join(names)}\n}}\n"
-        )
-        policy = compile_sources({"rows.policy": source})
         payload = {
             "content": [{"type": "text", "text": row_value(n)} for n in range(400)],
             "isError": False,
         }
-        hand = HandRedactor(names)
-        result = policy.invoke_sync("rows", "tools/call", "response", payload)
-        expected, counts = hand.payload(payload)
-        if result.payload != expected or (result.info or {}).get("patterns") != counts:
-            raise SystemExit("the hand-written loop disagrees with policyc on the rows")
-        fresh = FreshPayloads(payload, pool_size(_json_len(payload)))
-        stats = self._measure(
-            {
-                "policyc": lambda: policy.invoke_sync("rows", "tools/call", "response", fresh()),
-                "hand-written RE2 loop": lambda: hand.payload(fresh()),
-            }
-        )
         size = _json_len(payload)
+        stats, counts = self._against_hand("rows", list(PII_NAMES), payload, pool_size(size))
         print(f"## Whole-string values: {len(payload['content'])} rows, {size:,} JSON bytes\n")
         rows = []
         out: dict[str, Any] = {"payload_bytes": size, "hits": sum(counts.values())}
