@@ -68,12 +68,27 @@ def test_the_joined_prefilter_never_drops_a_matching_string(
     assert matcher.matching(texts) == [k for k, t in enumerate(texts) if matcher.search(t)]
 
 
+def shipped_matcher() -> TextMatcher:
+    """Every built-in pattern, with its candidate check."""
+    return TextMatcher(
+        [
+            PatternSpec(name, p.source, CANDIDATE_CHECKS[p.check] if p.check else None)
+            for name, p in BUILTIN_PATTERNS.items()
+        ]
+    )
+
+
+def forbid_scans_alone(matcher: TextMatcher, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make a scan of one string on its own fail the test."""
+
+    def per_string(text: str) -> None:
+        raise AssertionError("fell back to one scan per string")
+
+    monkeypatch.setattr(matcher, "hits", per_string)
+
+
 def test_the_shipped_patterns_batch_and_agree_on_mixed_text() -> None:
-    specs = [
-        PatternSpec(name, p.source, CANDIDATE_CHECKS[p.check] if p.check else None)
-        for name, p in BUILTIN_PATTERNS.items()
-    ]
-    matcher = TextMatcher(specs)
+    matcher = shipped_matcher()
     texts = [
         "mail bob@example.com or call +14155550100",
         "card 4111 1111 1111 1111, IBAN GB82 WEST 1234 5698 7654 32",
@@ -88,18 +103,10 @@ def test_the_shipped_patterns_batch_and_agree_on_mixed_text() -> None:
 
 
 def test_strings_no_match_crosses_are_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    specs = [
-        PatternSpec(name, p.source, CANDIDATE_CHECKS[p.check] if p.check else None)
-        for name, p in BUILTIN_PATTERNS.items()
-    ]
-    matcher = TextMatcher(specs)
+    matcher = shipped_matcher()
     texts = ["mail bob@example.com now", "café 4111 1111 1111 1111 ünï", "SSN 123-45-6789 ok", "x"]
     expected = [list(matcher.hits(t)) for t in texts]
-
-    def per_string(text: str) -> None:
-        raise AssertionError("fell back to one scan per string")
-
-    monkeypatch.setattr(matcher, "hits", per_string)
+    forbid_scans_alone(matcher, monkeypatch)
     assert matcher.hits_many(texts) == expected
     assert [h.label for h in expected[1]] == ["CREDIT_CARD"]
     assert texts[1][expected[1][0].start : expected[1][0].end] == "4111 1111 1111 1111"
@@ -111,11 +118,7 @@ def test_strings_that_are_a_value_whole_are_scanned_in_the_batch(
     """A pattern's context (`(?:^|[^A-Za-z0-9])`, a trailing `[^-]`) can take in the
     separator, so matches start on it or run out of a string: the scan goes on
     confined to the string, and no string is scanned again on its own."""
-    specs = [
-        PatternSpec(name, p.source, CANDIDATE_CHECKS[p.check] if p.check else None)
-        for name, p in BUILTIN_PATTERNS.items()
-    ]
-    matcher = TextMatcher(specs)
+    matcher = shipped_matcher()
     texts = [
         "bob@example.com",
         "123-45-6789",
@@ -127,11 +130,7 @@ def test_strings_that_are_a_value_whole_are_scanned_in_the_batch(
         "x",
     ]
     expected = [list(matcher.hits(t)) for t in texts]
-
-    def per_string(text: str) -> None:
-        raise AssertionError("fell back to one scan per string")
-
-    monkeypatch.setattr(matcher, "hits", per_string)
+    forbid_scans_alone(matcher, monkeypatch)
     assert matcher.hits_many(texts) == expected
     assert all(expected[:7]) and not expected[7]
     assert [(h.start, h.end) for h in expected[0]] == [(0, len(texts[0]))]
