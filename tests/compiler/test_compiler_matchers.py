@@ -105,6 +105,10 @@ def test_a_list_of_globs_matches_when_any_one_does(globs: list[str], text: str) 
         (["**a"], "bba", True),
         (["read"], "read\n", False),
         (["caf\ufffd*"], "caf\ud800x", True),
+        (["claude-*"], "my-claude-", False),
+        (["*_unsafe"], "_unsafe_tool", False),
+        (["*admin*", "read"], "reader", False),
+        (["read", "*admin*"], "admin", True),
     ],
 )
 def test_end_starred_globs(globs: list[str], text: str, expected: bool) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policy_engine.compiler import compile_sources
@@ -26,6 +26,30 @@ VALUES = st.one_of(
 )
 
 
+@pytest.mark.parametrize(
+    ("op", "literal", "value", "expected"),
+    [
+        ("==", 1, True, False),
+        ("==", 0, False, False),
+        ("==", True, 1, False),
+        ("==", 1.0, 1, True),
+        ("==", 1, "1", False),
+        ("==", None, False, False),
+        ("==", "", None, False),
+        ("!=", 1, True, True),
+        ("<", 2, True, False),
+        (">=", 1, 1.0, True),
+        (">", "a", "b", False),
+    ],
+)
+def test_json_equality_and_order_edges(op: str, literal: Any, value: Any, expected: bool) -> None:
+    test = literal_test(op, literal)
+    assert test is not None
+    assert test(value) is expected
+    assert compare(op, value, literal) is expected
+
+
+@settings(max_examples=500)
 @given(st.sampled_from(OPS), SCALARS, VALUES)
 def test_a_literal_test_agrees_with_compare(op: str, literal: Any, value: Any) -> None:
     test = literal_test(op, literal)
