@@ -423,12 +423,13 @@ class TextMatcher:
             return []
         cleaned = [matchable(text) for text in texts]
         out: list[list[Hit]] = [[] for _ in texts]
-        batch = [k for k, text in enumerate(cleaned) if _SEPARATOR not in text]
-        alone = set(range(len(texts)))
-        if self._batchable and batch:
-            alone -= set(batch)
-            self._scan_batch([cleaned[k] for k in batch], batch, out)
-        for k in sorted(alone):
+        alone: Sequence[int] = range(len(texts))
+        if self._batchable:
+            batch = [k for k, text in enumerate(cleaned) if _SEPARATOR not in text]
+            if batch:
+                self._scan_batch([cleaned[k] for k in batch], batch, out)
+            alone = [k for k, text in enumerate(cleaned) if _SEPARATOR in text]
+        for k in alone:
             out[k] = list(self.hits(texts[k]))
         return out
 
