@@ -8,6 +8,10 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.e2e
+
 REPO = Path(__file__).resolve().parents[1]
 
 

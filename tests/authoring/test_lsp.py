@@ -14,6 +14,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from policy_engine.language.formatter import format_source
 
+pytestmark = pytest.mark.e2e
+
 GUARD = """\
 pattern TICKET = /[A-Z]{2,5}-[0-9]+/
 

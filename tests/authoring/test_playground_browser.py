@@ -23,6 +23,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
+pytestmark = pytest.mark.e2e
+
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOT = REPO / "docs" / "img" / "playground.png"
 UPDATE_SCREENSHOT = os.environ.get("POLICYC_UPDATE_SCREENSHOT") == "1"

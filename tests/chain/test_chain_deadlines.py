@@ -20,6 +20,8 @@ from policy_engine.wire.errors import TIMEOUT
 
 from .remote_harness import interceptor, stdio_server
 
+pytestmark = pytest.mark.e2e
+
 MARGIN_S = 1.0
 # Writes its pid, then ignores stdin and never answers.
 DEAF = "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(60)"

@@ -20,6 +20,8 @@ from policy_engine.wire import ChainExecutionParams
 
 from .remote_harness import BARE_SERVER, interceptor, kill
 
+pytestmark = pytest.mark.e2e
+
 CASES = json.loads((Path(__file__).parent / "cases" / "restart_drift.json").read_text())
 LIMIT_S = 60
 

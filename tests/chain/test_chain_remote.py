@@ -30,6 +30,8 @@ from policy_engine.wire import (
 from .providers import ScriptedProvider, append, mutator, validator
 from .remote_harness import http_server, interceptor, kill, stdio_server
 
+pytestmark = pytest.mark.e2e
+
 LIMIT_S = 60
 
 

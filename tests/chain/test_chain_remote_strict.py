@@ -18,6 +18,8 @@ from policy_engine.wire import ChainExecutionParams, InterceptorError, InvokePar
 
 from .remote_harness import interceptor, stdio_server
 
+pytestmark = pytest.mark.e2e
+
 CASES = json.loads((Path(__file__).parent / "cases" / "remote_results.json").read_text())
 LIMIT_S = 60
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.e2e
+
 REPO = Path(__file__).resolve().parents[2]
 POLICY = 'validator v {\n  on tools/call request\n  deny if $.name == "café" "blocked"\n}\n'
 

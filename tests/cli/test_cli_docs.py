@@ -7,8 +7,11 @@ import sys
 from pathlib import Path
 
 import click
+import pytest
 
 from policy_engine.cli.main import cli
+
+pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "cli.md"

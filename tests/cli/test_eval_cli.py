@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from policy_engine.cli.main import cli
+
+pytestmark = pytest.mark.e2e
 
 SHELL = json.dumps({"name": "shell_exec", "arguments": {}})
 PERSONAL = json.dumps({"name": "send", "arguments": {"email": "ann@example.com"}})

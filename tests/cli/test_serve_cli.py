@@ -20,6 +20,8 @@ from anyio.abc import Process
 from policy_engine.chain import DiscoveryError, RemoteProvider, ServerSpec
 from policy_engine.wire import InterceptorError, InvokeParams, MutationResult, ValidationResult
 
+pytestmark = pytest.mark.e2e
+
 SERVE = (sys.executable, "-m", "policy_engine.cli.main", "serve")
 SHELL = {"name": "shell_exec", "arguments": {}}
 # The legacy (2025-11-25) handshake as raw JSON-RPC messages, for raw-wire tests.

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.e2e
+
 REPO = Path(__file__).resolve().parents[2]
 CASES: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "cases" / "serve_errors.json").read_text(encoding="utf-8")

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2
+import pytest
+
+pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
 INIT = {

@@ -17,7 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from policy_engine.conformance.contract import UNSUPPORTED_MARKER
+
+pytestmark = pytest.mark.e2e
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

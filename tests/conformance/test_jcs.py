@@ -20,6 +20,8 @@ import pytest
 
 from policy_engine.conformance.jcs import CanonicalizationError, canonicalize
 
+pytestmark = pytest.mark.e2e
+
 HERE = Path(__file__).resolve().parent
 VECTORS = json.loads((HERE / "jcs_vectors.json").read_text(encoding="utf-8"))
 NODE_SCRIPT = HERE / "jcs_node.mjs"

@@ -15,6 +15,8 @@ from mcp import MCPError
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
 from gateway_harness import gateway_client
 
+pytestmark = pytest.mark.e2e
+
 HERE = Path(__file__).resolve().parent
 BACKEND = HERE / "flow_backend.py"
 SECRET = "AKIAIOSFODNN7EXAMPLE"

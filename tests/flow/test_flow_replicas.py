@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import MCPError
 
 from .conftest import RedisServer, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from server_harness import http_client, request
+
+pytestmark = pytest.mark.e2e
 
 GUARD = """\
 validator cross-boundary-guard {

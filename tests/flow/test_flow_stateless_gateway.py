@@ -19,6 +19,8 @@ from balancer import balanced_client, replicas
 
 from .test_flow_gateway import GUARD, SECRET, calls, two_backends
 
+pytestmark = pytest.mark.e2e
+
 
 async def test_a_flow_split_across_replicas_is_still_denied(
     redis_server: RedisServer, tmp_path: Path

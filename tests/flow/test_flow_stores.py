@@ -13,6 +13,8 @@ from policy_engine.flow.redis_store import RedisFlowStore
 
 from .conftest import RedisServer, free_port
 
+pytestmark = pytest.mark.e2e
+
 ENTRY = FlowEntry("filesystem", "tools/call response of read_file at $.content[0].text")
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from gateway_harness import ROOT
+
+pytestmark = pytest.mark.e2e
 
 
 def test_demo_shows_filter_block_and_redaction() -> None:

@@ -20,6 +20,8 @@ from gateway_harness import (
 
 from policy_engine.gateway import ConfigError, load_config
 
+pytestmark = pytest.mark.e2e
+
 CASES = json.loads((Path(__file__).parent / "config_cases.json").read_text())
 
 

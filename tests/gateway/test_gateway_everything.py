@@ -10,6 +10,8 @@ import pytest
 from gateway_harness import calls, everything, gateway_client, recorder, text_of
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 40
 
 

@@ -16,6 +16,8 @@ import pytest
 from gateway_harness import HERE, ROOT, calls, gateway_client, recorder, text_of
 from mcp.shared.exceptions import MCPError
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 30
 TOOL_GUARD = ROOT / "policies" / "tool-guard.policy"
 SERVE = [sys.executable, "-m", "policy_engine.cli.main", "serve"]

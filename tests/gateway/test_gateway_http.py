@@ -28,6 +28,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 40
 
 

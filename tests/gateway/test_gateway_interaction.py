@@ -20,6 +20,8 @@ from gateway_harness import (
 )
 from mcp.shared.exceptions import MCPError
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 30
 SESSIONS = [
     pytest.param("stdio", "legacy", "2025-11-25", id="stdio-2025-11-25"),

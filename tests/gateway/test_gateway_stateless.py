@@ -28,6 +28,8 @@ from gateway_harness import (
 )
 from mcp.shared.exceptions import MCPError
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 60
 
 

@@ -11,6 +11,8 @@ import pytest
 from gateway_harness import calls, gateway_client, raw_request, recorder, text_of
 from mcp.shared.exceptions import MCPError
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 30
 EXTENSION = "io.modelcontextprotocol/interceptors"
 

@@ -15,6 +15,8 @@ import pytest
 from balancer import FLOW_KEY
 from gateway_harness import HERE, ROOT, calls, gateway_argv, http_gateway, recorder
 
+pytestmark = pytest.mark.e2e
+
 SCRIPT = HERE / "ts" / "gateway_client.mjs"
 
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 from click.testing import CliRunner
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -16,6 +17,8 @@ from policy_engine.cli.main import cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from server_harness import request
+
+pytestmark = pytest.mark.e2e
 
 SETS = Path(__file__).resolve().parent / "sets"
 

@@ -27,6 +27,8 @@ from policy_engine.compiler import compile_policies
 from policy_engine.integrations import PolicyBlocked, PolicyClient
 from policy_engine.interception import ChainRun
 
+pytestmark = pytest.mark.e2e
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 POLICIES = compile_policies(

@@ -18,6 +18,8 @@ from mcp_types import CreateMessageResult, TextContent
 from policy_engine.compiler import compile_policies
 from policy_engine.integrations import PolicyBlocked, PolicyClient
 
+pytestmark = pytest.mark.e2e
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 POLICIES = compile_policies(

@@ -20,6 +20,8 @@ from mcp.shared.exceptions import MCPError
 from policy_engine.compiler import compile_policies
 from policy_engine.integrations import PolicyBlocked, PolicyClient
 
+pytestmark = pytest.mark.e2e
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 POLICY_FILES = [HERE / "policies" / "integ_test.policy", ROOT / "policies" / "secrets.policy"]

@@ -33,6 +33,8 @@ from policy_engine.integrations import install_policies, open_policies
 from policy_engine.server import EXTENSION_ID
 from policy_engine.wire import ChainExecutionParams
 
+pytestmark = pytest.mark.e2e
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SERVER = HERE / "policy_server.py"

@@ -16,6 +16,8 @@ from mcp.shared.exceptions import MCPError
 
 from policy_engine.server import EXTENSION_ID
 
+pytestmark = pytest.mark.e2e
+
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "policy_server.py"
 

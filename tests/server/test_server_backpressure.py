@@ -20,6 +20,8 @@ import anyio
 import pytest
 from server_harness import FIXTURE, HERE, invoke_message, raw_stdio
 
+pytestmark = pytest.mark.e2e
+
 COUNT = 30_000
 NOTE = "x" * 1000
 

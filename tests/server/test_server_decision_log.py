@@ -10,6 +10,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from server_harness import invoke, stdio_client
 
+pytestmark = pytest.mark.e2e
+
 SECRET = "sk_live_do_not_log"
 
 

@@ -23,6 +23,8 @@ from server_harness import FIXTURE, HERE, invoke, invoke_message, stdio_client
 from policy_engine.server.decision_log import Decision, DecisionLog, DecisionLogSettings
 from policy_engine.wire import InterceptorError
 
+pytestmark = pytest.mark.e2e
+
 
 def _decision(index: int = 0, **fields: object) -> Decision:
     values: dict[str, object] = {

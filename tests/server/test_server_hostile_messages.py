@@ -18,6 +18,8 @@ import httpx2
 import pytest
 from server_harness import HttpServer, http_server, raw_stdio
 
+pytestmark = pytest.mark.e2e
+
 CASES: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "cases" / "hostile_messages.json").read_text(encoding="utf-8")
 )

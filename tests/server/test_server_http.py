@@ -15,6 +15,8 @@ from server_harness import (
     list_interceptors,
 )
 
+pytestmark = pytest.mark.e2e
+
 EXTENSION = "io.modelcontextprotocol/interceptors"
 INIT = {
     "jsonrpc": "2.0",

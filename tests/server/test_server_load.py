@@ -10,6 +10,8 @@ import anyio
 import pytest
 from server_harness import HttpServer, http_client, invoke
 
+pytestmark = pytest.mark.e2e
+
 CLIENTS = 12
 PER_CLIENT = 15
 

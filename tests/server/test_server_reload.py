@@ -22,6 +22,8 @@ from server_harness import capability, http_client, http_server, list_intercepto
 from policy_engine.compiler import compile_policies
 from policy_engine.server import Reloader
 
+pytestmark = pytest.mark.e2e
+
 REPO = Path(__file__).resolve().parents[2]
 TOOL_GUARD = (REPO / "policies" / "tool-guard.policy").read_text(encoding="utf-8")
 

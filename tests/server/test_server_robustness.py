@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 
 import anyio
+import pytest
 from server_harness import invoke_message, raw_stdio
+
+pytestmark = pytest.mark.e2e
 
 
 async def test_garbage_and_deep_nesting_are_answered_and_serving_goes_on() -> None:

@@ -10,6 +10,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from server_harness import capability, invoke, list_interceptors, raw_request, stdio_client
 
+pytestmark = pytest.mark.e2e
+
 EXPECTED_EVENTS = ["tools/call", "prompts/*", "*"]
 EXTENSION = "io.modelcontextprotocol/interceptors"
 ALLOW_CALL = {"name": "allow-all", "event": "tools/call", "phase": "request", "payload": {}}

@@ -11,6 +11,8 @@ import anyio
 import pytest
 from server_harness import FIXTURE, HERE, HttpServer
 
+pytestmark = pytest.mark.e2e
+
 SCRIPT = HERE / "ts" / "client.mjs"
 EXTENSION = "io.modelcontextprotocol/interceptors"
 
