@@ -72,6 +72,12 @@ def _command(command: click.Command, ctx: click.Context) -> list[str]:
         lines += ["", "Options:", ""]
         for flags, help_text in records:
             lines.append(f"- `{flags}`: {help_text}" if help_text else f"- `{flags}`")
+    if isinstance(command, click.Group):
+        lines += ["", "Subcommands:", ""]
+        for sub_name in command.list_commands(ctx):
+            sub = command.get_command(ctx, sub_name)
+            assert sub is not None, sub_name
+            lines.append(f"- `{ctx.command_path} {sub_name}`: {sub.get_short_help_str(limit=200)}")
     return lines
 
 

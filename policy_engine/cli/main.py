@@ -34,6 +34,11 @@ _COMMANDS = {
         "playground",
         "Serve a local page to try policies on payloads.",
     ),
+    "policies": (
+        "policy_engine.cli.policies",
+        "policies",
+        "Find the policy packs shipped with policyc.",
+    ),
     "conformance": (
         "policy_engine.cli.conformance",
         "conformance",

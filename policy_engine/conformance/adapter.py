@@ -24,11 +24,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from policy_engine.compiler import CompileError, PolicySet, compile_policies, compile_sources
+from policy_engine.language.shipped import shipped_policies_dir as shipped_dir
 from policy_engine.wire import (
     InterceptorDescriptor,
     InterceptorProvider,
@@ -188,14 +188,11 @@ def _descriptor_of(policies: PolicySet, name: str) -> InterceptorDescriptor:
 
 
 def shipped_policies_dir() -> Path:
-    """The shipped ``policies/`` folder: inside the wheel, or at the checkout's root."""
-    packaged = Path(str(resources.files("policy_engine"))) / "policies"
-    if packaged.is_dir():
-        return packaged
-    in_checkout = Path(__file__).resolve().parents[2] / "policies"
-    if in_checkout.is_dir():
-        return in_checkout
-    raise AdapterError(f"the shipped policies were not found ({packaged} or {in_checkout})")
+    """The shipped ``policies/`` folder, or the adapter's error naming where it looked."""
+    try:
+        return shipped_dir()
+    except FileNotFoundError as exc:
+        raise AdapterError(str(exc)) from None
 
 
 def _secrets_pack() -> PolicySet:
