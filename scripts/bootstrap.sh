@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Creates .venv (once) and installs policyc with its dev tools into it.
+# Creates .venv (once) and installs policyc with its dev tools into it, and what
+# the tests drive for real (npm packages, Debian packages). The demo needs none
+# of this: scripts/demo.sh installs the runtime alone.
 # Sourced by the other scripts; safe to run again, it only installs what changed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
