@@ -69,7 +69,7 @@ class FieldGroup:
             matches = found[name]
             if replaced and _above_a_change(matches, replaced):
                 ctx.payload = patch(payload, replaced)
-                return out + _run_alone(self.members[position:], ctx, pattern_counts)
+                return out + _run_alone(self.members[position:], ctx, pattern_counts, events)
             assert member.transform is not None
             update = member.updater(ctx, member.transform, pattern_counts, events)
             changed = 0
@@ -105,12 +105,18 @@ def _inside(location: Location, replaced: dict[Location, Any]) -> bool:
 
 
 def _run_alone(
-    members: list[CompiledMutation], ctx: EvalContext, pattern_counts: Counts
+    members: list[CompiledMutation],
+    ctx: EvalContext,
+    pattern_counts: Counts,
+    events: list[RuleEvent] | None,
 ) -> list[tuple[CompiledMutation, int]]:
     out = []
     for member in members:
-        after, changed = member.apply(ctx, pattern_counts, None)
+        mine: list[RuleEvent] | None = [] if events is not None else None
+        after, changed = member.apply(ctx, pattern_counts, mine)
         if changed:
+            if events is not None and mine:
+                events.extend(mine)
             ctx.payload = after
             out.append((member, changed))
     return out

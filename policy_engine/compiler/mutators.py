@@ -406,7 +406,13 @@ def _json_equal_fast(a: Any, b: Any) -> bool:
 
 
 class RuleGroup(Protocol):
-    """Rules run as a unit (see rewrite_groups.py): each changing member and its count."""
+    """Rules run as a unit (see rewrite_groups.py): each changing member and its count.
+
+    ``events`` collects what each member changed, as the member alone would
+    record it, so a trace observes the plan that production runs.
+    """
+
+    members: list[CompiledMutation]
 
     def apply(
         self, ctx: EvalContext, pattern_counts: Counts, events: list[RuleEvent] | None
@@ -421,23 +427,31 @@ def run_mutator(
     started: float,
     plan: list[CompiledMutation | RuleGroup] | None = None,
 ) -> MutationResult:
-    """Apply the rules in order; ``plan`` (the same rules, some grouped) when not tracing."""
+    """Apply the rules in order, as ``plan`` (the same rules, some grouped) has them.
+
+    A trace observes the plan: a group reports each member as evaluated and
+    the changes its members made, so `--explain` and `policyc test` see the
+    evaluation that `serve` and the gateway run. Without a plan (the
+    reference, `optimize=False`) the rules run one by one.
+    """
     original = ctx.payload
     info_rules: Counts = {}
     info_patterns: Counts = {}
-    steps: list[CompiledMutation | RuleGroup] = (
-        plan if plan is not None and trace is None else list(mutations)
-    )
+    steps: list[CompiledMutation | RuleGroup] = plan if plan is not None else list(mutations)
     for mutation in steps:
+        events: list[RuleEvent] | None = [] if trace is not None else None
         if not isinstance(mutation, CompiledMutation):
-            for member, count in mutation.apply(ctx, info_patterns, None):
+            if trace is not None:
+                trace.evaluated.extend(member.ref for member in mutation.members)
+            for member, count in mutation.apply(ctx, info_patterns, events):
                 info_rules[member.ref.code] = info_rules.get(member.ref.code, 0) + count
+            if trace is not None and events:
+                trace.events.extend(events)
             continue
         if trace is not None:
             trace.evaluated.append(mutation.ref)
         if not mutation.applies(ctx):
             continue
-        events: list[RuleEvent] | None = [] if trace is not None else None
         after, changed = mutation.apply(ctx, info_patterns, events)
         if changed:
             ctx.payload = after

@@ -109,7 +109,7 @@ class CompiledInterceptor:
     mutations: list[CompiledMutation] = field(default_factory=list)
     flows: list[CompiledFlow] = field(default_factory=list)
     flow_scope: FlowScope | None = None
-    # The mutations as run (untraced): `matching` rules on one path grouped.
+    # The mutations as run, traced or not: `matching` and `$..name` rules grouped.
     plan: list[CompiledMutation | RuleGroup] = field(default_factory=list)
     # Whether any rule reads the payload's probe (payload_probe.py).
     consults_probe: bool = False
@@ -145,13 +145,24 @@ class CompiledInterceptor:
 
 
 def compile_interceptor(
-    resolved: ResolvedInterceptor, env: CompileEnv, names: Mapping[str, str] | None = None
+    resolved: ResolvedInterceptor,
+    env: CompileEnv,
+    names: Mapping[str, str] | None = None,
+    optimize: bool = True,
 ) -> CompiledInterceptor:
-    """Lower the core rules; the rule as written names each in traces and coverage."""
+    """Lower the core rules; the rule as written names each in traces and coverage.
+
+    ``optimize=False`` lowers the reference plan: each rule alone, no shared
+    pattern scans, no regex probe of the payload. It answers exactly as the optimised plan
+    does (property tests compare the two) and exists to be compared against.
+    """
     if len(resolved.core_rules) != len(resolved.rules) or not resolved.descriptor_fields:
         raise ValueError(f"`{resolved.name}` has not been through the desugar and describe stages")
-    groups = build_match_groups(resolved.core_rules, env.patterns, env.path)
-    env = CompileEnv(env.patterns, env.paths, groups, env.probes)
+    if optimize:
+        groups = build_match_groups(resolved.core_rules, env.patterns, env.path)
+        env = CompileEnv(env.patterns, env.paths, groups, env.probes)
+    else:
+        env = CompileEnv(env.patterns, env.paths)
     compiled = CompiledInterceptor(resolved)
     for rule, core in zip(resolved.rules, resolved.core_rules, strict=True):
         ref = rule_ref(resolved.name, rule, names)
@@ -161,7 +172,8 @@ def compile_interceptor(
             compiled.checks.append(compile_check(core, ref, env))
         else:
             compiled.mutations.append(compile_mutation(core, ref, env))
-    compiled.plan = group_fields(list(group_rewrites(compiled.mutations)))
+    mutations = compiled.mutations
+    compiled.plan = group_fields(list(group_rewrites(mutations))) if optimize else list(mutations)
     compiled.consults_probe = env.consults_probe
     return compiled
 
@@ -180,6 +192,7 @@ class PolicySet:
         limits: Limits | None = None,
         file_names: Mapping[str, str] | None = None,
         flows: FlowRuntime | None = None,
+        optimize: bool = True,
     ) -> None:
         self.model = model
         self.limits = limits or Limits()
@@ -193,7 +206,9 @@ class PolicySet:
         env = CompileEnv(model.patterns, {}, probes=self._probes)
         self._interceptors: dict[str, CompiledInterceptor] = {}
         for resolved in model.interceptors:
-            self._interceptors[resolved.name] = compile_interceptor(resolved, env, file_names)
+            self._interceptors[resolved.name] = compile_interceptor(
+                resolved, env, file_names, optimize
+            )
         self._probes.seal()
         # Labels are the set's: any validator's `remember` feeds any `flow` rule.
         labels = label_matchers(
@@ -449,10 +464,11 @@ def compile_model(
     limits: Limits | None = None,
     names: Mapping[str, str] | None = None,
     flows: FlowRuntime | None = None,
+    optimize: bool = True,
 ) -> PolicySet:
     if not result.ok or result.model is None:
         raise CompileError(result)
-    return PolicySet(result.model, limits, names, flows)
+    return PolicySet(result.model, limits, names, flows, optimize)
 
 
 def compile_policies(
@@ -469,10 +485,13 @@ def compile_sources(
     sources: Mapping[str, SourceInput],
     limits: Limits | None = None,
     flows: FlowRuntime | None = None,
+    optimize: bool = True,
 ) -> PolicySet:
-    """Like `compile_policies`, from in-memory text (or bytes) keyed by file name."""
+    """Like `compile_policies`, from in-memory text (or bytes) keyed by file name;
+    ``optimize=False`` gives the reference plan (see `compile_interceptor`)."""
     source_limits = limits.source if limits else None
-    return compile_model(check_sources(sources, limits=source_limits), limits, flows=flows)
+    result = check_sources(sources, limits=source_limits)
+    return compile_model(result, limits, flows=flows, optimize=optimize)
 
 
 class _Bounded:

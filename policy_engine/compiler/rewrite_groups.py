@@ -91,9 +91,12 @@ class RewriteGroup:
         while pending:
             position = pending.pop(0)
             member = self.members[position]
-            after, changed = member.apply(ctx, pattern_counts, events)
+            mine: list[RuleEvent] | None = [] if events is not None else None
+            after, changed = member.apply(ctx, pattern_counts, mine)
             if not changed:
                 continue
+            if events is not None and mine:
+                events.extend(mine)
             out.append((member, changed))
             ctx.payload = after
             later = self._occurring(after)
