@@ -354,6 +354,8 @@ class TextMatcher:
             if i not in joinable
         ]
         self._any = _alternation(self.specs)
+        # Which passes of `hits` can find anything: one Set scan, as in line mode.
+        self._plain_alone_set: Any = _search_set([self.specs[i].regex for i, _ in self._alone])
         self._plain_groups = _group_indexes(self._joined, len(joinable))
         self._batchable = self._any is not None and all(
             context_free(spec.regex) for spec in self.specs
@@ -376,22 +378,27 @@ class TextMatcher:
         pattern is not `context_free`."""
         return self._line_any
 
-    def _occurring_alone(self, data: bytes) -> list[tuple[int, re2._Regexp[str]]]:
-        """The line-mode passes worth running over ``data``: those whose pattern occurs.
+    def _occurring_alone(
+        self, data: bytes, lines: bool = True
+    ) -> list[tuple[int, re2._Regexp[str]]]:
+        """The passes worth running over ``data`` (line mode, or as written): those whose
+        pattern occurs.
 
         One `re2.Set` scan says which of them match anywhere; a pattern that
         does not occur can have no candidate, so its pass is skipped. A Set
         out of DFA memory reports nothing at all, so an empty answer runs
         every pass.
         """
-        if self._alone_set is None or len(self._line_alone) < 2:
-            return self._line_alone
+        passes = self._line_alone if lines else self._alone
+        found_set = self._alone_set if lines else self._plain_alone_set
+        if found_set is None or len(passes) < 2:
+            return passes
         # The stubs say bool; at run time it is the list of matching indexes.
-        present: Any = self._alone_set.Match(data)
+        present: Any = found_set.Match(data)
         if not present:
-            return self._line_alone
+            return passes
         wanted = set(present)
-        return [pass_ for k, pass_ in enumerate(self._line_alone) if k in wanted]
+        return [pass_ for k, pass_ in enumerate(passes) if k in wanted]
 
     def matching(
         self, texts: Sequence[str], joined: Callable[[], tuple[bytes, list[int]]] | None = None
@@ -469,7 +476,7 @@ class TextMatcher:
         each segment as a scan of it alone (`segment_spans`)."""
         found: list[tuple[int, int, int, int]] = []
         joined = self._line_joined if lines else self._joined
-        alone = self._occurring_alone(data) if lines else self._alone
+        alone = self._occurring_alone(data, lines)
         if joined is not None:
             groups = self._joined_groups if lines else self._plain_groups
             index_of = self._joined_index
