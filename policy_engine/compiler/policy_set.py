@@ -30,6 +30,8 @@ from ..wire import (
     InvokeParams,
     MutationResult,
     Phase,
+    ProviderTraits,
+    RunState,
     ValidationResult,
 )
 from ..wire.errors import (
@@ -167,12 +169,13 @@ def compile_interceptor(
 
 
 class PolicySet:
-    """Compiled interceptors, invocable by name, in the order they were written."""
+    """Compiled interceptors, invocable by name, in the order they were written.
 
-    # Mutators copy on write; validators only read (tests/compiler prove both).
-    never_modifies_payload = True
-    # `invoke` answers the SEP's timeout error itself (see `wire.provider`).
-    honours_timeout_ms = True
+    A policy set keeps no state about the payloads it is given: what one
+    invoke measured is handed on only to the later invokes of the same chain
+    run (`wire.run.RunState`), so a caller may change a payload in place
+    between two calls and is always judged on what it holds now.
+    """
 
     def __init__(
         self,
@@ -185,10 +188,6 @@ class PolicySet:
         self.limits = limits or Limits()
         # Session state for flow rules: in this process unless a shared store is given.
         self.flows = flows or FlowRuntime()
-        self._last_bounded: _Bounded | None = None
-        # A chain hands every invoke the same context object: its wire form once.
-        self._last_context: tuple[InvocationContext, dict[str, Any]] | None = None
-        self._finite_context: dict[str, Any] | None = None
         self._probes = ProbeRegexes()
         env = CompileEnv(model.patterns, {}, probes=self._probes)
         self._interceptors: dict[str, CompiledInterceptor] = {}
@@ -215,12 +214,20 @@ class PolicySet:
     def descriptors(self) -> list[InterceptorDescriptor]:
         return [i.descriptor for i in self._interceptors.values()]
 
-    @property
-    def evaluates_in_process(self) -> bool:
-        """True unless flow rules keep their state in a store reached over the network."""
-        if isinstance(self.flows.store, MemoryFlowStore):
-            return True
-        return all(i.flow_scope is None for i in self._interceptors.values())
+    @cached_property
+    def traits(self) -> ProviderTraits:
+        """Mutators copy on write and validators only read (tests/compiler prove
+        both); `invoke` answers the SEP's timeout error itself; evaluation is in
+        process unless flow rules keep their state in a store over the network."""
+        in_process = isinstance(self.flows.store, MemoryFlowStore) or all(
+            i.flow_scope is None for i in self._interceptors.values()
+        )
+        return ProviderTraits(
+            never_modifies_payload=True,
+            evaluates_in_process=in_process,
+            honours_timeout_ms=True,
+            invoke_fields=self.invoke_fields,
+        )
 
     async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
         """`interceptor/invoke` semantics.
@@ -251,13 +258,16 @@ class PolicySet:
         config: dict[str, Any] | None,
         timeout_ms: int | None,
         context: InvocationContext | None,
+        run: RunState | None = None,
     ) -> ValidationResult | MutationResult:
         """`invoke` on the fields of `InvokeParams`, already validated by the caller
-        (the chain: building the model again cost a few microseconds an invoke)."""
+        (the chain: building the model again cost a few microseconds an invoke),
+        sharing what it measures with the other invokes of ``run``."""
         started = time.perf_counter()
-        wire = self._context_wire(context)
+        memo = self._memo(run)
+        wire = memo.context_wire(context)
         interceptor, ctx, size = self._prepare(
-            name, event, phase, payload, config, wire, context_is_wire=True
+            name, event, phase, payload, config, wire, memo, context_is_wire=True
         )
         if size > THREAD_THRESHOLD_BYTES:
             result = await _within(
@@ -278,23 +288,15 @@ class PolicySet:
                 (name, phase),
                 lambda: self.flows.apply(scope, ctx, validated, None),
             )
-        self._bound_output(result, ctx, size)
+        self._bound_output(result, ctx, size, memo)
         took = result.duration_ms
         if timeout_ms is not None and took is not None and took > timeout_ms:
             raise timed_out(name, timeout_ms, phase)
         return result
 
-    def _context_wire(self, context: InvocationContext | None) -> dict[str, Any] | None:
-        """The context's wire form, once per context object (a chain hands the same
-        one to every invoke)."""
-        if context is None:
-            return None
-        last = self._last_context
-        if last is not None and last[0] is context:
-            return last[1]
-        wire = context.to_wire()
-        self._last_context = (context, wire)
-        return wire
+    def _memo(self, run: RunState | None) -> _RunMemo:
+        """This set's memo in ``run``; a fresh one, forgotten after the call, outside a run."""
+        return run.slot(self, _RunMemo) if run is not None else _RunMemo()
 
     # -- library API ---------------------------------------------------------
 
@@ -311,13 +313,20 @@ class PolicySet:
         config: dict[str, Any] | None = None,
         context: dict[str, Any] | InvocationContext | None = None,
         trace: Trace | None = None,
+        run: RunState | None = None,
     ) -> ValidationResult | MutationResult:
-        """Run one interceptor exactly as `interceptor/invoke` would, without a round trip."""
-        interceptor, ctx, size = self._prepare(name, event, phase, payload, config, context)
+        """Run one interceptor exactly as `interceptor/invoke` would, without a round trip.
+
+        Without ``run`` the payload is measured afresh; the invokes given one
+        `RunState` share what they measured, and the caller promises not to
+        change the payload in place between them.
+        """
+        memo = self._memo(run)
+        interceptor, ctx, size = self._prepare(name, event, phase, payload, config, context, memo)
         result = self._evaluate(interceptor, ctx, trace)
         if interceptor.flow_scope is not None and isinstance(result, ValidationResult):
             result = self.flows.apply_now(interceptor.flow_scope, ctx, result, trace)
-        self._bound_output(result, ctx, size)
+        self._bound_output(result, ctx, size, memo)
         return result
 
     def _prepare(
@@ -328,12 +337,14 @@ class PolicySet:
         payload: Any,
         config: dict[str, Any] | None,
         context: dict[str, Any] | InvocationContext | None,
+        memo: _RunMemo,
         context_is_wire: bool = False,
     ) -> tuple[CompiledInterceptor, EvalContext, int]:
         """Every check that can refuse the call (-32602), and the payload's size.
 
-        ``context_is_wire``: the context is `_context_wire`'s, which nobody
-        changes, so once it passed the finite check it is not walked again.
+        ``context_is_wire``: the context is `_RunMemo.context_wire`'s, which
+        nobody changes, so once it passed the finite check in this run it is
+        not walked again.
         """
         interceptor = self._interceptors.get(name)
         if interceptor is None:
@@ -347,13 +358,13 @@ class PolicySet:
             if config
             else interceptor.default_config
         )
-        bounded = self._bounded(payload, name)
+        bounded = self._bounded(payload, name, memo)
         if isinstance(context, InvocationContext):
             context = context.to_wire()
-        if context and not (context_is_wire and context is self._finite_context):
+        if context and not (context_is_wire and context is memo.finite_context):
             check_finite(context, name, "context")
             if context_is_wire:
-                self._finite_context = context
+                memo.finite_context = context
         ctx = EvalContext(
             payload,
             event,
@@ -365,29 +376,33 @@ class PolicySet:
         )
         return interceptor, ctx, bounded.size
 
-    def _bounded(self, payload: Any, name: str) -> _Bounded:
+    def _bounded(self, payload: Any, name: str, memo: _RunMemo) -> _Bounded:
         """The payload's size after the bounds check, walked once per chain run, and
         what its invokes share (`EvalContext.shared`, e.g. `size($)`, and the probe).
 
         A chain hands the same payload object to every validator of a set, and
-        a mutator's output to the next interceptor; the last payload bounded
-        (or produced, see `_bound_output`) is remembered, so the walk
+        a mutator's output to the next interceptor; the run remembers the last
+        payload bounded (or produced, see `_bound_output`), so the walk
         (milliseconds on a megabyte) is not repeated for each interceptor.
-        Payloads are never changed in place here (mutators copy on write); a
-        caller that changes one in place between invokes must pass a copy.
+        Nothing changes a payload in place during a run (mutators copy on
+        write; a provider that may gets a copy); between runs the caller may.
         """
-        last = self._last_bounded
+        last = memo.bounded
         if last is not None and last.payload is payload:
             return last
         # Let the last payload's encoding go before this one is made, so its
         # memory is reused (a new block for each costs microseconds).
-        self._last_bounded = last = None
+        memo.bounded = last = None
         size, encoding = measure_bounds(payload, self.limits, name)
-        self._last_bounded = _Bounded(payload, size, encoding)
-        return self._last_bounded
+        memo.bounded = bounded = _Bounded(payload, size, encoding)
+        return bounded
 
     def _bound_output(
-        self, result: ValidationResult | MutationResult, ctx: EvalContext, size: int
+        self,
+        result: ValidationResult | MutationResult,
+        ctx: EvalContext,
+        size: int,
+        memo: _RunMemo,
     ) -> None:
         """Remember a mutator's output as bounded when its size follows from the input's.
 
@@ -407,7 +422,7 @@ class PolicySet:
                 derived = bounded.probe_for(self._probes)
                 derived.inherit_members(probe)
                 derived.reuse_text(probe)  # when it is this payload's
-            self._last_bounded = bounded
+            memo.bounded = bounded
 
     @staticmethod
     def _evaluate(
@@ -473,6 +488,31 @@ def compile_sources(
     """Like `compile_policies`, from in-memory text (or bytes) keyed by file name."""
     source_limits = limits.source if limits else None
     return compile_model(check_sources(sources, limits=source_limits), limits, flows=flows)
+
+
+class _RunMemo:
+    """What a policy set remembers between the invokes of one chain run (`wire.run`)."""
+
+    __slots__ = ("bounded", "context", "finite_context")
+
+    def __init__(self) -> None:
+        # The last payload bounded or produced, and what its invokes share.
+        self.bounded: _Bounded | None = None
+        # The run's context (the chain hands every invoke the same object) and its wire form.
+        self.context: tuple[InvocationContext, dict[str, Any]] | None = None
+        # That wire form, once it passed the finite check.
+        self.finite_context: dict[str, Any] | None = None
+
+    def context_wire(self, context: InvocationContext | None) -> dict[str, Any] | None:
+        """The context's wire form, made once per context object in the run."""
+        if context is None:
+            return None
+        last = self.context
+        if last is not None and last[0] is context:
+            return last[1]
+        wire = context.to_wire()
+        self.context = (context, wire)
+        return wire
 
 
 class _Bounded:

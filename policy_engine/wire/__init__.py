@@ -44,7 +44,8 @@ if TYPE_CHECKING:
         ValidationResult,
     )
     from .priority import PhasePriority, PriorityHint, resolve_priority
-    from .provider import InterceptorProvider
+    from .provider import InterceptorProvider, ProviderTraits
+    from .run import RunState
 
 
 _HOMES = {
@@ -73,6 +74,8 @@ _HOMES = {
     "PhasePriority": ".priority",
     "Principal": ".invoke",
     "PriorityHint": ".priority",
+    "ProviderTraits": ".provider",
+    "RunState": ".run",
     "STANDARD_EVENTS": ".events",
     "Severity": ".constants",
     "Side": ".chain",
@@ -127,6 +130,8 @@ __all__ = [
     "PhasePriority",
     "Principal",
     "PriorityHint",
+    "ProviderTraits",
+    "RunState",
     "Severity",
     "Side",
     "Suggestion",
