@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -21,7 +20,14 @@ from ..flow import MemoryFlowStore
 from ..language import ast
 from ..language.diagnostics import Diagnostic, SourceCache, render_text
 from ..language.model import PolicySetModel, ResolvedInterceptor
-from ..language.pipeline import CheckResult, check_paths, check_sources, expand_paths
+from ..language.pipeline import (
+    CheckResult,
+    PolicyPaths,
+    check_paths,
+    check_sources,
+    expand_paths,
+    path_list,
+)
 from ..language.sources import SourceInput
 from ..wire import (
     HookIndex,
@@ -36,6 +42,7 @@ from ..wire import (
 )
 from ..wire.errors import (
     InterceptorError,
+    PolicycError,
     execution_failed,
     not_hooked,
     timed_out,
@@ -61,8 +68,12 @@ _T = TypeVar("_T")
 THREAD_THRESHOLD_BYTES = 256 * 1024
 
 
-class CompileError(Exception):
-    """The policy set has errors; ``diagnostics`` says which, ``sources`` quotes them."""
+class CompileError(PolicycError):
+    """The policy set has errors; ``diagnostics`` says which, ``sources`` quotes them.
+
+    Its text is the count and then every diagnostic rendered as `policyc check`
+    prints it, so an uncaught one in a traceback or a log says what to fix.
+    """
 
     def __init__(self, result: CheckResult) -> None:
         self.result = result
@@ -74,6 +85,10 @@ class CompileError(Exception):
     def diagnostics_text(self) -> str:
         return "\n".join(render_text(d, self.sources) for d in self.diagnostics)
 
+    def __str__(self) -> str:
+        summary = f"{len(self.diagnostics)} error(s) in the policy set"
+        return f"{summary}\n{self.diagnostics_text}" if self.diagnostics else summary
+
 
 def rule_ref(
     interceptor: str, rule: ast.Rule, file_names: Mapping[str, str] | None = None
@@ -83,7 +98,7 @@ def rule_ref(
     return RuleRef(code, rule.span, ast.RULE_KINDS.get(type(rule), "rule"), shown)
 
 
-def file_names(paths: Iterable[str | Path], absolute: bool = False) -> dict[str, str]:
+def file_names(paths: PolicyPaths, absolute: bool = False) -> dict[str, str]:
     """How results name each policy file: relative to the folder it was found in
     (a file given by itself: its name), or its absolute path when asked.
 
@@ -91,8 +106,7 @@ def file_names(paths: Iterable[str | Path], absolute: bool = False) -> dict[str,
     theirs to see unless the operator says so.
     """
     names: dict[str, str] = {}
-    for raw in paths:
-        root = Path(raw)
+    for root in path_list(paths):
         for file in expand_paths([root]):
             if absolute:
                 shown = os.path.abspath(file)
@@ -471,10 +485,13 @@ def compile_model(
 
 
 def compile_policies(
-    paths: Iterable[str | Path], limits: Limits | None = None, flows: FlowRuntime | None = None
+    paths: PolicyPaths, limits: Limits | None = None, flows: FlowRuntime | None = None
 ) -> PolicySet:
-    """Check and compile `.policy` files and directories; raise CompileError on errors."""
-    paths = list(paths)
+    """Check and compile `.policy` files and directories; raise CompileError on errors.
+
+    ``paths`` is one file or directory (a str or Path) or a list of them.
+    """
+    paths = path_list(paths)
     result = check_paths(paths, limits=limits.source if limits else None)
     absolute = limits.absolute_paths if limits else False
     return compile_model(result, limits, file_names(paths, absolute), flows)

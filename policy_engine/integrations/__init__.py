@@ -10,8 +10,9 @@ Layers below: ``interception``, ``chain``, ``server`` (its SEP handlers), ``wire
 (and the ``mcp`` SDK).
 """
 
+from .blocked import PolicyBlocked
 from .chain import local_chain
-from .client import PolicyBlocked, PolicyClient
+from .client import PolicyClient
 from .server import PolicyMiddleware, install_policies, open_policies
 
 __all__ = [

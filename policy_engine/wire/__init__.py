@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     )
     from .constants import Mode
     from .descriptor import Compat, Hook, InterceptorDescriptor
-    from .errors import InterceptorError
+    from .errors import InterceptorError, PolicycError
     from .events import (
         STANDARD_EVENTS,
         WILDCARD,
@@ -60,6 +60,7 @@ _HOMES = {
     "INT32_MIN": ".constants",
     "InterceptorDescriptor": ".descriptor",
     "InterceptorError": ".errors",
+    "PolicycError": ".errors",
     "InterceptorOverrides": ".chain",
     "InterceptorProvider": ".provider",
     "InterceptorType": ".constants",
@@ -128,6 +129,7 @@ __all__ = [
     "MutationResult",
     "Phase",
     "PhasePriority",
+    "PolicycError",
     "Principal",
     "PriorityHint",
     "ProviderTraits",
