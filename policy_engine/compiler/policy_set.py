@@ -228,11 +228,14 @@ class PolicySet:
     def descriptors(self) -> list[InterceptorDescriptor]:
         return [i.descriptor for i in self._interceptors.values()]
 
-    @cached_property
+    @property
     def traits(self) -> ProviderTraits:
         """Mutators copy on write and validators only read (tests/compiler prove
         both); `invoke` answers the SEP's timeout error itself; evaluation is in
-        process unless flow rules keep their state in a store over the network."""
+        process unless flow rules keep their state in a store over the network.
+
+        Made on each read (a chain entry reads it once): kept, its bound
+        `invoke_fields` would tie the set to itself in a reference cycle."""
         in_process = isinstance(self.flows.store, MemoryFlowStore) or all(
             i.flow_scope is None for i in self._interceptors.values()
         )

@@ -226,3 +226,36 @@ def test_one_run_state_keeps_each_policy_set_apart() -> None:
     assert large.invoke_sync("secrets", "tools/call", "request", payload, run=run).valid
     with pytest.raises(InterceptorError):
         small.invoke_sync("secrets", "tools/call", "request", payload, run=run)
+
+
+def test_a_chain_run_measures_its_payload_once_and_the_next_run_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The chain hands every invoke of a run its `RunState`: three validators of one
+    set walk the payload once, and each run walks it afresh."""
+    from policy_engine.compiler import policy_set as module
+
+    walks: list[object] = []
+    original = module.measure_bounds
+
+    def counting(payload: Any, *args: Any) -> Any:
+        walks.append(payload)
+        return original(payload, *args)
+
+    monkeypatch.setattr(module, "measure_bounds", counting)
+    policies = policy()
+    payload = request()
+
+    async def twice() -> None:
+        async with InterceptorChain.connect(local={"p": policies}) as chain:
+            params = ChainExecutionParams(
+                event="tools/call",
+                phase="request",
+                payload=payload,
+                interceptors=["secrets", "sizes", "levels"],
+            )
+            for _ in range(2):
+                assert (await chain.execute(params, side="sending")).status == "success"
+
+    anyio.run(twice)
+    assert walks == [payload, payload]
