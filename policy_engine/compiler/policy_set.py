@@ -79,15 +79,18 @@ class CompileError(PolicycError):
         self.result = result
         self.diagnostics: list[Diagnostic] = result.errors
         self.sources: SourceCache = result.sources
-        super().__init__(f"{len(self.diagnostics)} error(s) in the policy set")
+        super().__init__(self.summary)
+
+    @property
+    def summary(self) -> str:
+        return f"{len(self.diagnostics)} error(s) in the policy set"
 
     @property
     def diagnostics_text(self) -> str:
         return "\n".join(render_text(d, self.sources) for d in self.diagnostics)
 
     def __str__(self) -> str:
-        summary = f"{len(self.diagnostics)} error(s) in the policy set"
-        return f"{summary}\n{self.diagnostics_text}" if self.diagnostics else summary
+        return f"{self.summary}\n{self.diagnostics_text}" if self.diagnostics else self.summary
 
 
 def rule_ref(

@@ -13,12 +13,13 @@ Layers below: ``interception``, ``chain``, ``server`` (its SEP handlers), ``wire
 from .blocked import PolicyBlocked
 from .chain import local_chain
 from .client import PolicyClient
-from .server import PolicyMiddleware, install_policies, open_policies
+from .server import PolicyMiddleware, UnsupportedServer, install_policies, open_policies
 
 __all__ = [
     "PolicyBlocked",
     "PolicyClient",
     "PolicyMiddleware",
+    "UnsupportedServer",
     "install_policies",
     "local_chain",
     "open_policies",
