@@ -3,19 +3,24 @@
     python scripts/score_packs.py [--json] [--show misses|flagged|damage]
 
 Recall per type, false positives per category and damage outside the
-labelled spans (see policy_engine/testing/pack_score.py for the definitions).
+labelled spans (see bench/pack_score.py for the definitions).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from policy_engine.compiler import compile_policies
-from policy_engine.testing.pack_score import load_corpus, score
-
 ROOT = Path(__file__).resolve().parents[1]
+# The scorer is measurement code, not the package's: it lives with the benchmarks.
+sys.path.insert(0, str(ROOT / "bench"))
+
+from pack_score import load_corpus, score  # noqa: E402
+
+from policy_engine.compiler import compile_policies  # noqa: E402
+
 CORPUS = ROOT / "tests" / "patterns" / "corpus" / "records.jsonl"
 PACKS = ("secret-redactor", "pii-redactor")
 

@@ -40,6 +40,10 @@ def test_wheel_ships_the_grammar_and_runs_from_elsewhere(tmp_path: Path) -> None
     assert "policy_engine/policies/secrets.policy" in names
     assert "policy_engine/conformance/suite/manifest.json" in names
     assert "policy_engine/conformance/behaviors/deny-all.policy" in names
+    # PEP 561: type checkers read the package's annotations.
+    assert "policy_engine/py.typed" in names
+    # Measurement code is not runtime code (bench/pack_score.py).
+    assert not [name for name in names if "pack_score" in name]
     for asset in ("index.html", "app.js", "style.css", "examples.json", "example.policy"):
         assert f"policy_engine/authoring/playground/static/{asset}" in names
 

@@ -23,13 +23,7 @@ from policy_engine.wire import (
     event_matches,
     resolve_priority,
 )
-from policy_engine.wire.provider import (
-    FieldsInvoker,
-    evaluates_in_process,
-    fields_invoker,
-    honours_timeout_ms,
-    leaves_payload_alone,
-)
+from policy_engine.wire.provider import FieldsInvoker, traits_of
 
 from .errors import ChainConfigError
 
@@ -47,13 +41,13 @@ class Host:
 
 @dataclass(frozen=True)
 class Route:
-    """How the chain calls a host's provider: its promises (`wire.provider`), read once."""
+    """How the chain calls a host's provider: its `ProviderTraits`, read once."""
 
     provider: InterceptorProvider
     # A private deep copy of the payload for each invoke, unless it promises
     # to leave the payload alone.
     copies_payload: bool
-    # `invoke` on the params' fields, when it offers that.
+    # `invoke` on the params' fields and the run's state, when it offers that.
     fields: FieldsInvoker | None
     # A cancel scope of the chain's own around each invoke with a timeout.
     scoped: bool
@@ -61,12 +55,13 @@ class Route:
 
     @classmethod
     def of(cls, provider: InterceptorProvider) -> Route:
+        traits = traits_of(provider)
         return cls(
             provider,
-            copies_payload=not leaves_payload_alone(provider),
-            fields=fields_invoker(provider),
-            scoped=not honours_timeout_ms(provider),
-            in_process=evaluates_in_process(provider),
+            copies_payload=not traits.never_modifies_payload,
+            fields=traits.invoke_fields,
+            scoped=not traits.honours_timeout_ms,
+            in_process=traits.evaluates_in_process,
         )
 
 

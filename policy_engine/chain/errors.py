@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from policy_engine.wire import ChainExecutionResult, InterceptorError
+from policy_engine.wire import ChainExecutionResult, InterceptorError, PolicycError
 from policy_engine.wire.errors import (
     chain_mutation_failed,
     chain_validation_failed,
@@ -20,7 +20,7 @@ from policy_engine.wire.errors import (
 )
 
 
-class ChainConfigError(ValueError):
+class ChainConfigError(PolicycError, ValueError):
     """The chain cannot be built as configured (overrides, config file, server list)."""
 
     def __init__(self, message: str, *, help: str | None = None) -> None:
@@ -32,7 +32,7 @@ class ChainConfigError(ValueError):
         return self.message if self.help is None else f"{self.message}\nhelp: {self.help}"
 
 
-class DiscoveryError(RuntimeError):
+class DiscoveryError(PolicycError, RuntimeError):
     """``interceptors/list`` failed on at least one host; the chain refuses to start.
 
     Discovery is fail-closed: running without one server's interceptors would

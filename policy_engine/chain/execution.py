@@ -10,7 +10,7 @@ Mutators run one after another, each fed the previous output; the running
 payload only replaces the input once the whole stage succeeded, so a failed
 chain never hands back a half-mutated payload. Validators run concurrently
 (one after another when every one of them is evaluated in process, see
-`evaluates_in_process`) and all of them finish before the verdict. Audit interceptors are run and
+`ProviderTraits`) and all of them finish before the verdict. Audit interceptors are run and
 recorded but can neither block nor change the payload.
 """
 
@@ -33,6 +33,7 @@ from policy_engine.wire import (
     InvokeParams,
     MutationResult,
     Phase,
+    RunState,
     Severity,
     Side,
     ValidationResult,
@@ -158,6 +159,8 @@ class _Run:
         self.status: ChainStatus = "success"
         self._mutating: ChainEntry | None = None
         self._validating: tuple[Sequence[ChainEntry], dict[int, _Outcome]] | None = None
+        # What providers remember between this run's invokes (`wire.run`).
+        self.state = RunState()
 
     # stages
 
@@ -237,9 +240,10 @@ class _Run:
         direct = route.fields
         if direct is not None:
             event, phase, context = self.params.event, self.params.phase, self.params.context
+            state = self.state
 
             def invoke() -> Awaitable[ValidationResult | MutationResult]:
-                return direct(entry.name, event, phase, given, config, limit, context)
+                return direct(entry.name, event, phase, given, config, limit, context, state)
 
         else:
             # Validated construction: pydantic-core checks these already-valid

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from policy_engine.wire import InterceptorDescriptor, InvokeParams, MutationResult, ValidationResult
 from policy_engine.wire.errors import unknown_interceptor
+from policy_engine.wire.provider import ProviderTraits
 
 from .entry import ChainEntry
 from .interceptor_chain import InterceptorChain
@@ -17,7 +18,8 @@ from .interceptor_chain import InterceptorChain
 class ChainProvider:
     """Every entry of a chain as one provider (the first entry of a name wins)."""
 
-    never_modifies_payload = True
+    # Each entry's host gets the payload as the chain would hand it on.
+    traits = ProviderTraits(never_modifies_payload=True)
 
     def __init__(self, chain: InterceptorChain) -> None:
         self._entries: dict[str, ChainEntry] = {}

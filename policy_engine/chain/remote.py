@@ -41,6 +41,7 @@ from policy_engine.wire import (
 )
 from policy_engine.wire.constants import INVOKE_METHOD, LIST_METHOD
 from policy_engine.wire.errors import INTERNAL_ERROR, timed_out
+from policy_engine.wire.provider import ProviderTraits
 
 from .rediscovery import Drift, compare, drift_error
 from .servers import ServerSpec
@@ -114,7 +115,7 @@ class RemoteProvider:
     """
 
     # The payload is only serialized onto the wire, never changed.
-    never_modifies_payload = True
+    traits = ProviderTraits(never_modifies_payload=True)
 
     def __init__(
         self,

@@ -69,4 +69,4 @@ def compile_or_exit(
         return compile_policies(paths, limits, flows)
     except CompileError as exc:
         click.echo(exc.diagnostics_text, err=True)
-        fail(f"{len(exc.diagnostics)} error(s) in the policy set", on_error)
+        fail(exc.summary, on_error)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
@@ -25,6 +26,10 @@ from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
 from .options import limit_options, limits_from
+
+if TYPE_CHECKING:
+    from ..compiler import PolicySet
+    from ..server import DecisionLog
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -86,24 +91,9 @@ def serve(
 ) -> None:
     """Serve policies as SEP-2624 interceptors (interceptors/list, interceptor/invoke)."""
     from ..compiler import compile_policies
-    from ..server import (
-        AuthConfigError,
-        DecisionLog,
-        ListenError,
-        ProviderSource,
-        Reloader,
-        TransportLimits,
-        serve_http,
-        serve_stdio,
-        static_source,
-        token_from_env,
-    )
-    from ..server import (
-        listen as bind_listener,
-    )
-    from ..server.decision_log import DecisionLogError, DecisionLogSettings
+    from ..server import AuthConfigError, ListenError, TransportLimits, token_from_env
     from ..server.limits import message_limit
-    from ..wire import InterceptorProvider
+    from ..server.run import ServerOptions, run_server
 
     limits = limits_from(max_payload_bytes, max_depth)
     # One flow state for the life of the server: a reload keeps what sessions remembered.
@@ -113,16 +103,6 @@ def serve(
         bounds.pop("flow_ttl"),
         bounds.pop("flow_max_entries"),
         bounds.pop("flow_max_sessions"),
-    )
-    transport = TransportLimits(
-        max_message_bytes=message_limit(max_payload_bytes),
-        max_in_flight=bounds["max_in_flight"],
-        header_timeout=bounds["header_timeout"],
-        body_timeout=bounds["body_timeout"],
-        idle_timeout=bounds["idle_timeout"],
-        session_idle_timeout=bounds["session_idle_timeout"],
-        max_sessions=bounds["max_sessions"],
-        max_connections=bounds["max_connections"],
     )
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="policyc: %(message)s")
     if listen is None and (
@@ -138,90 +118,85 @@ def serve(
             token = token_from_env(auth_token_env)
         except AuthConfigError as exc:
             fail(str(exc))
-    sock = None
-    host = "127.0.0.1"
-    if listen is not None:
-        host, port = parse_listen(listen)
+    address = parse_listen(listen) if listen is not None else None
+
+    def load(watched: Sequence[Path]) -> PolicySet:
+        return compile_policies(watched, limits, flows)
+
+    options = ServerOptions(
+        # Compiled once, its errors reported the usual way; `--watch` recompiles on change.
+        provider=compile_or_exit(paths, limits, flows=flows),
+        watch=[Path(p) for p in paths] if watch else (),
+        load=load if watch else None,
+        allow_shrink=bounds["allow_shrink"],
+        listen=address,
+        auth_token=token,
+        allow_unauthenticated_remote=bounds["allow_unauthenticated_remote"],
+        stateless=stateless,
+        allowed_hosts=allowed_hosts,
+        limits=TransportLimits(
+            max_message_bytes=message_limit(max_payload_bytes),
+            max_in_flight=bounds["max_in_flight"],
+            header_timeout=bounds["header_timeout"],
+            body_timeout=bounds["body_timeout"],
+            idle_timeout=bounds["idle_timeout"],
+            session_idle_timeout=bounds["session_idle_timeout"],
+            max_sessions=bounds["max_sessions"],
+            max_connections=bounds["max_connections"],
+        ),
+        ready=_announce(address[0]) if address is not None else None,
+    )
+    with _logs(decision_log, log_payloads, record_path, bounds) as (log, recorder):
+        options.decision_log, options.record = log, recorder
         try:
-            sock = bind_listener(
-                host,
-                port,
-                auth_configured=token is not None,
-                allow_unauthenticated_remote=bounds["allow_unauthenticated_remote"],
-            )
+            anyio.run(run_server, options)
         except ListenError as exc:
             fail(str(exc))
-    log = None
-    if decision_log:
-        settings = DecisionLogSettings(
-            include_payloads=log_payloads,
-            max_bytes=bounds["decision_log_max_bytes"] or None,
-            backups=bounds["decision_log_backups"],
-            queue_lines=bounds["decision_log_queue"],
-            complete=bounds["decision_log_complete"],
-        )
-        try:
-            log = DecisionLog(decision_log, settings)
-        except DecisionLogError as exc:
-            fail(str(exc))
-        signal.signal(signal.SIGHUP, lambda _sig, _frame: log.reopen() if log else None)
-    reloader: Reloader | None = None
-    if watch:
+        except KeyboardInterrupt:
+            pass
+    sys.exit(ExitCode.SUCCESS)
 
-        def load(watched: Sequence[Path]) -> InterceptorProvider:
-            return compile_policies(watched, limits, flows)
 
-        compile_or_exit(
-            paths, limits, flows=flows
-        )  # report the first compile's errors the usual way
-        reloader = Reloader([Path(p) for p in paths], load, allow_shrink=bounds["allow_shrink"])
-        source: ProviderSource = reloader.cell
-    else:
-        source = static_source(compile_or_exit(paths, limits, flows=flows))
+def _announce(host: str) -> Callable[[int], None]:
+    def ready(bound: int) -> None:
+        click.echo(f"policyc: serving on http://{host}:{bound}/mcp", err=True)
 
-    recorder = None
-    if record_path:
-        from ..server.traffic_recorder import open_recorder, recording_source
+    return ready
 
-        try:
-            recorder = open_recorder(record_path)
-        except DecisionLogError as exc:
-            fail(str(exc).replace("decision log", "traffic record"))
-        source = recording_source(source, recorder)
 
-    async def run() -> None:
-        async with anyio.create_task_group() as group:
-            if reloader is not None:
-                group.start_soon(reloader.run)
-            if sock is None:
-                await serve_stdio(source, decision_log=log, limits=transport)
-            else:
+@contextmanager
+def _logs(
+    decision_log: str | None, log_payloads: bool, record_path: str | None, bounds: dict[str, Any]
+) -> Iterator[tuple[DecisionLog | None, DecisionLog | None]]:
+    """The decision log (reopened on SIGHUP) and the traffic record, closed on the way out."""
+    from ..server import DecisionLog
+    from ..server.decision_log import DecisionLogError, DecisionLogSettings
+    from ..server.traffic_recorder import open_recorder
 
-                def ready(bound: int) -> None:
-                    click.echo(f"policyc: serving on http://{host}:{bound}/mcp", err=True)
-
-                await serve_http(
-                    source,
-                    host=host,
-                    auth_token=token,
-                    stateless=stateless,
-                    decision_log=log,
-                    ready=ready,
-                    allowed_hosts=allowed_hosts,
-                    limits=transport,
-                    sock=sock,
-                )
-            group.cancel_scope.cancel()
-
+    log = recorder = None
     try:
-        anyio.run(run)
-    except KeyboardInterrupt:
-        pass
+        if decision_log:
+            settings = DecisionLogSettings(
+                include_payloads=log_payloads,
+                max_bytes=bounds["decision_log_max_bytes"] or None,
+                backups=bounds["decision_log_backups"],
+                queue_lines=bounds["decision_log_queue"],
+                complete=bounds["decision_log_complete"],
+            )
+            try:
+                log = DecisionLog(decision_log, settings)
+            except DecisionLogError as exc:
+                fail(str(exc))
+            opened = log
+            signal.signal(signal.SIGHUP, lambda _sig, _frame: opened.reopen())
+        if record_path:
+            try:
+                recorder = open_recorder(record_path)
+            except DecisionLogError as exc:
+                fail(str(exc).replace("decision log", "traffic record"))
+        yield log, recorder
     finally:
         if log is not None:
             log.close()
         if recorder is not None:
             recorder.close()
-        if sock is not None:
-            sock.close()
-    sys.exit(ExitCode.SUCCESS)

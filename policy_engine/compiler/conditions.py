@@ -50,7 +50,7 @@ class EvalContext:
     # None once a change is not a string for a string or a scalar.
     size_delta: int | None = 0
     # Results shared by every invoke on this same payload object, as long as
-    # the policy set remembers it as bounded (`PolicySet._bounded`).
+    # the chain run remembers it as bounded (`PolicySet._bounded`).
     shared: dict[int, Any] = field(default_factory=dict)
     # The payload's probe text (payload_probe.py), shared the same way; None
     # where the payload is not a message (a filter's element).

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -21,7 +20,14 @@ from ..flow import MemoryFlowStore
 from ..language import ast
 from ..language.diagnostics import Diagnostic, SourceCache, render_text
 from ..language.model import PolicySetModel, ResolvedInterceptor
-from ..language.pipeline import CheckResult, check_paths, check_sources, expand_paths
+from ..language.pipeline import (
+    CheckResult,
+    PolicyPaths,
+    check_paths,
+    check_sources,
+    expand_paths,
+    path_list,
+)
 from ..language.sources import SourceInput
 from ..wire import (
     HookIndex,
@@ -30,10 +36,13 @@ from ..wire import (
     InvokeParams,
     MutationResult,
     Phase,
+    ProviderTraits,
+    RunState,
     ValidationResult,
 )
 from ..wire.errors import (
     InterceptorError,
+    PolicycError,
     execution_failed,
     not_hooked,
     timed_out,
@@ -59,18 +68,29 @@ _T = TypeVar("_T")
 THREAD_THRESHOLD_BYTES = 256 * 1024
 
 
-class CompileError(Exception):
-    """The policy set has errors; ``diagnostics`` says which, ``sources`` quotes them."""
+class CompileError(PolicycError):
+    """The policy set has errors; ``diagnostics`` says which, ``sources`` quotes them.
+
+    Its text is the count and then every diagnostic rendered as `policyc check`
+    prints it, so an uncaught one in a traceback or a log says what to fix.
+    """
 
     def __init__(self, result: CheckResult) -> None:
         self.result = result
         self.diagnostics: list[Diagnostic] = result.errors
         self.sources: SourceCache = result.sources
-        super().__init__(f"{len(self.diagnostics)} error(s) in the policy set")
+        super().__init__(self.summary)
+
+    @property
+    def summary(self) -> str:
+        return f"{len(self.diagnostics)} error(s) in the policy set"
 
     @property
     def diagnostics_text(self) -> str:
         return "\n".join(render_text(d, self.sources) for d in self.diagnostics)
+
+    def __str__(self) -> str:
+        return f"{self.summary}\n{self.diagnostics_text}" if self.diagnostics else self.summary
 
 
 def rule_ref(
@@ -81,7 +101,7 @@ def rule_ref(
     return RuleRef(code, rule.span, ast.RULE_KINDS.get(type(rule), "rule"), shown)
 
 
-def file_names(paths: Iterable[str | Path], absolute: bool = False) -> dict[str, str]:
+def file_names(paths: PolicyPaths, absolute: bool = False) -> dict[str, str]:
     """How results name each policy file: relative to the folder it was found in
     (a file given by itself: its name), or its absolute path when asked.
 
@@ -89,8 +109,7 @@ def file_names(paths: Iterable[str | Path], absolute: bool = False) -> dict[str,
     theirs to see unless the operator says so.
     """
     names: dict[str, str] = {}
-    for raw in paths:
-        root = Path(raw)
+    for root in path_list(paths):
         for file in expand_paths([root]):
             if absolute:
                 shown = os.path.abspath(file)
@@ -179,12 +198,13 @@ def compile_interceptor(
 
 
 class PolicySet:
-    """Compiled interceptors, invocable by name, in the order they were written."""
+    """Compiled interceptors, invocable by name, in the order they were written.
 
-    # Mutators copy on write; validators only read (tests/compiler prove both).
-    never_modifies_payload = True
-    # `invoke` answers the SEP's timeout error itself (see `wire.provider`).
-    honours_timeout_ms = True
+    A policy set keeps no state about the payloads it is given: what one
+    invoke measured is handed on only to the later invokes of the same chain
+    run (`wire.run.RunState`), so a caller may change a payload in place
+    between two calls and is always judged on what it holds now.
+    """
 
     def __init__(
         self,
@@ -198,10 +218,6 @@ class PolicySet:
         self.limits = limits or Limits()
         # Session state for flow rules: in this process unless a shared store is given.
         self.flows = flows or FlowRuntime()
-        self._last_bounded: _Bounded | None = None
-        # A chain hands every invoke the same context object: its wire form once.
-        self._last_context: tuple[InvocationContext, dict[str, Any]] | None = None
-        self._finite_context: dict[str, Any] | None = None
         self._probes = ProbeRegexes()
         env = CompileEnv(model.patterns, {}, probes=self._probes)
         self._interceptors: dict[str, CompiledInterceptor] = {}
@@ -231,11 +247,22 @@ class PolicySet:
         return [i.descriptor for i in self._interceptors.values()]
 
     @property
-    def evaluates_in_process(self) -> bool:
-        """True unless flow rules keep their state in a store reached over the network."""
-        if isinstance(self.flows.store, MemoryFlowStore):
-            return True
-        return all(i.flow_scope is None for i in self._interceptors.values())
+    def traits(self) -> ProviderTraits:
+        """Mutators copy on write and validators only read (tests/compiler prove
+        both); `invoke` answers the SEP's timeout error itself; evaluation is in
+        process unless flow rules keep their state in a store over the network.
+
+        Made on each read (a chain entry reads it once): kept, its bound
+        `invoke_fields` would tie the set to itself in a reference cycle."""
+        in_process = isinstance(self.flows.store, MemoryFlowStore) or all(
+            i.flow_scope is None for i in self._interceptors.values()
+        )
+        return ProviderTraits(
+            never_modifies_payload=True,
+            evaluates_in_process=in_process,
+            honours_timeout_ms=True,
+            invoke_fields=self.invoke_fields,
+        )
 
     async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
         """`interceptor/invoke` semantics.
@@ -266,13 +293,16 @@ class PolicySet:
         config: dict[str, Any] | None,
         timeout_ms: int | None,
         context: InvocationContext | None,
+        run: RunState | None = None,
     ) -> ValidationResult | MutationResult:
         """`invoke` on the fields of `InvokeParams`, already validated by the caller
-        (the chain: building the model again cost a few microseconds an invoke)."""
+        (the chain: building the model again cost a few microseconds an invoke),
+        sharing what it measures with the other invokes of ``run``."""
         started = time.perf_counter()
-        wire = self._context_wire(context)
+        memo = self._memo(run)
+        wire = memo.context_wire(context)
         interceptor, ctx, size = self._prepare(
-            name, event, phase, payload, config, wire, context_is_wire=True
+            name, event, phase, payload, config, wire, memo, context_is_wire=True
         )
         if size > THREAD_THRESHOLD_BYTES:
             result = await _within(
@@ -293,23 +323,15 @@ class PolicySet:
                 (name, phase),
                 lambda: self.flows.apply(scope, ctx, validated, None),
             )
-        self._bound_output(result, ctx, size)
+        self._bound_output(result, ctx, size, memo)
         took = result.duration_ms
         if timeout_ms is not None and took is not None and took > timeout_ms:
             raise timed_out(name, timeout_ms, phase)
         return result
 
-    def _context_wire(self, context: InvocationContext | None) -> dict[str, Any] | None:
-        """The context's wire form, once per context object (a chain hands the same
-        one to every invoke)."""
-        if context is None:
-            return None
-        last = self._last_context
-        if last is not None and last[0] is context:
-            return last[1]
-        wire = context.to_wire()
-        self._last_context = (context, wire)
-        return wire
+    def _memo(self, run: RunState | None) -> _RunMemo:
+        """This set's memo in ``run``; a fresh one, forgotten after the call, outside a run."""
+        return run.slot(self, _RunMemo) if run is not None else _RunMemo()
 
     # -- library API ---------------------------------------------------------
 
@@ -326,13 +348,20 @@ class PolicySet:
         config: dict[str, Any] | None = None,
         context: dict[str, Any] | InvocationContext | None = None,
         trace: Trace | None = None,
+        run: RunState | None = None,
     ) -> ValidationResult | MutationResult:
-        """Run one interceptor exactly as `interceptor/invoke` would, without a round trip."""
-        interceptor, ctx, size = self._prepare(name, event, phase, payload, config, context)
+        """Run one interceptor exactly as `interceptor/invoke` would, without a round trip.
+
+        Without ``run`` the payload is measured afresh; the invokes given one
+        `RunState` share what they measured, and the caller promises not to
+        change the payload in place between them.
+        """
+        memo = self._memo(run)
+        interceptor, ctx, size = self._prepare(name, event, phase, payload, config, context, memo)
         result = self._evaluate(interceptor, ctx, trace)
         if interceptor.flow_scope is not None and isinstance(result, ValidationResult):
             result = self.flows.apply_now(interceptor.flow_scope, ctx, result, trace)
-        self._bound_output(result, ctx, size)
+        self._bound_output(result, ctx, size, memo)
         return result
 
     def _prepare(
@@ -343,12 +372,14 @@ class PolicySet:
         payload: Any,
         config: dict[str, Any] | None,
         context: dict[str, Any] | InvocationContext | None,
+        memo: _RunMemo,
         context_is_wire: bool = False,
     ) -> tuple[CompiledInterceptor, EvalContext, int]:
         """Every check that can refuse the call (-32602), and the payload's size.
 
-        ``context_is_wire``: the context is `_context_wire`'s, which nobody
-        changes, so once it passed the finite check it is not walked again.
+        ``context_is_wire``: the context is `_RunMemo.context_wire`'s, which
+        nobody changes, so once it passed the finite check in this run it is
+        not walked again.
         """
         interceptor = self._interceptors.get(name)
         if interceptor is None:
@@ -362,13 +393,13 @@ class PolicySet:
             if config
             else interceptor.default_config
         )
-        bounded = self._bounded(payload, name)
+        bounded = self._bounded(payload, name, memo)
         if isinstance(context, InvocationContext):
             context = context.to_wire()
-        if context and not (context_is_wire and context is self._finite_context):
+        if context and not (context_is_wire and context is memo.finite_context):
             check_finite(context, name, "context")
             if context_is_wire:
-                self._finite_context = context
+                memo.finite_context = context
         ctx = EvalContext(
             payload,
             event,
@@ -380,29 +411,33 @@ class PolicySet:
         )
         return interceptor, ctx, bounded.size
 
-    def _bounded(self, payload: Any, name: str) -> _Bounded:
+    def _bounded(self, payload: Any, name: str, memo: _RunMemo) -> _Bounded:
         """The payload's size after the bounds check, walked once per chain run, and
         what its invokes share (`EvalContext.shared`, e.g. `size($)`, and the probe).
 
         A chain hands the same payload object to every validator of a set, and
-        a mutator's output to the next interceptor; the last payload bounded
-        (or produced, see `_bound_output`) is remembered, so the walk
+        a mutator's output to the next interceptor; the run remembers the last
+        payload bounded (or produced, see `_bound_output`), so the walk
         (milliseconds on a megabyte) is not repeated for each interceptor.
-        Payloads are never changed in place here (mutators copy on write); a
-        caller that changes one in place between invokes must pass a copy.
+        Nothing changes a payload in place during a run (mutators copy on
+        write; a provider that may gets a copy); between runs the caller may.
         """
-        last = self._last_bounded
+        last = memo.bounded
         if last is not None and last.payload is payload:
             return last
         # Let the last payload's encoding go before this one is made, so its
         # memory is reused (a new block for each costs microseconds).
-        self._last_bounded = last = None
+        memo.bounded = last = None
         size, encoding = measure_bounds(payload, self.limits, name)
-        self._last_bounded = _Bounded(payload, size, encoding)
-        return self._last_bounded
+        memo.bounded = bounded = _Bounded(payload, size, encoding)
+        return bounded
 
     def _bound_output(
-        self, result: ValidationResult | MutationResult, ctx: EvalContext, size: int
+        self,
+        result: ValidationResult | MutationResult,
+        ctx: EvalContext,
+        size: int,
+        memo: _RunMemo,
     ) -> None:
         """Remember a mutator's output as bounded when its size follows from the input's.
 
@@ -422,7 +457,7 @@ class PolicySet:
                 derived = bounded.probe_for(self._probes)
                 derived.inherit_members(probe)
                 derived.reuse_text(probe)  # when it is this payload's
-            self._last_bounded = bounded
+            memo.bounded = bounded
 
     @staticmethod
     def _evaluate(
@@ -472,10 +507,13 @@ def compile_model(
 
 
 def compile_policies(
-    paths: Iterable[str | Path], limits: Limits | None = None, flows: FlowRuntime | None = None
+    paths: PolicyPaths, limits: Limits | None = None, flows: FlowRuntime | None = None
 ) -> PolicySet:
-    """Check and compile `.policy` files and directories; raise CompileError on errors."""
-    paths = list(paths)
+    """Check and compile `.policy` files and directories; raise CompileError on errors.
+
+    ``paths`` is one file or directory (a str or Path) or a list of them.
+    """
+    paths = path_list(paths)
     result = check_paths(paths, limits=limits.source if limits else None)
     absolute = limits.absolute_paths if limits else False
     return compile_model(result, limits, file_names(paths, absolute), flows)
@@ -492,6 +530,31 @@ def compile_sources(
     source_limits = limits.source if limits else None
     result = check_sources(sources, limits=source_limits)
     return compile_model(result, limits, flows=flows, optimize=optimize)
+
+
+class _RunMemo:
+    """What a policy set remembers between the invokes of one chain run (`wire.run`)."""
+
+    __slots__ = ("bounded", "context", "finite_context")
+
+    def __init__(self) -> None:
+        # The last payload bounded or produced, and what its invokes share.
+        self.bounded: _Bounded | None = None
+        # The run's context (the chain hands every invoke the same object) and its wire form.
+        self.context: tuple[InvocationContext, dict[str, Any]] | None = None
+        # That wire form, once it passed the finite check.
+        self.finite_context: dict[str, Any] | None = None
+
+    def context_wire(self, context: InvocationContext | None) -> dict[str, Any] | None:
+        """The context's wire form, made once per context object in the run."""
+        if context is None:
+            return None
+        last = self.context
+        if last is not None and last[0] is context:
+            return last[1]
+        wire = context.to_wire()
+        self.context = (context, wire)
+        return wire
 
 
 class _Bounded:

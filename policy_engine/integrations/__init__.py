@@ -10,14 +10,16 @@ Layers below: ``interception``, ``chain``, ``server`` (its SEP handlers), ``wire
 (and the ``mcp`` SDK).
 """
 
+from .blocked import PolicyBlocked
 from .chain import local_chain
-from .client import PolicyBlocked, PolicyClient
-from .server import PolicyMiddleware, install_policies, open_policies
+from .client import PolicyClient
+from .server import PolicyMiddleware, UnsupportedServer, install_policies, open_policies
 
 __all__ = [
     "PolicyBlocked",
     "PolicyClient",
     "PolicyMiddleware",
+    "UnsupportedServer",
     "install_policies",
     "local_chain",
     "open_policies",

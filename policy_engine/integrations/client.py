@@ -54,25 +54,15 @@ from policy_engine.interception import (
     Refuse,
 )
 from policy_engine.wire import (
-    ChainExecutionResult,
     InterceptorError,
     InterceptorOverrides,
     Principal,
 )
 
+from .blocked import PolicyBlocked
 from .chain import Providers, local_chain
 
 _M = TypeVar("_M", bound=BaseModel)
-
-
-class PolicyBlocked(Exception):
-    """A call or its result refused by policy; ``run`` is the failed chain run, if a chain ran."""
-
-    def __init__(self, method: str, error: InterceptorError, run: ChainExecutionResult | None):
-        super().__init__(f"{method}: {error.message}")
-        self.method = method
-        self.error = error
-        self.run = run
 
 
 def _dump(model: BaseModel) -> dict[str, Any]:
@@ -80,10 +70,8 @@ def _dump(model: BaseModel) -> dict[str, Any]:
 
 
 def _raise(method: str, refusal: Refuse) -> NoReturn:
-    error = refusal.error
-    if error is None:  # a result-style block: the SEP error rides in its _meta
-        error = InterceptorError(-32602, "Interceptor validation failed")
-    raise PolicyBlocked(method, error, refusal.run)
+    # A result-style block (error None): the SEP error rides in its _meta.
+    raise PolicyBlocked(method, refusal.error, refusal.run)
 
 
 def _error_data(refusal: Refuse) -> ErrorData:

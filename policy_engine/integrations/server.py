@@ -21,7 +21,6 @@ from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
-from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from policy_engine.chain import ChainProvider, InterceptorChain, Selector, ServerSpec
@@ -34,8 +33,9 @@ from policy_engine.interception import (
     Refuse,
 )
 from policy_engine.server import InterceptorService, add_interceptor_methods, static_source
-from policy_engine.wire import InterceptorOverrides, Principal
+from policy_engine.wire import InterceptorOverrides, PolicycError, Principal
 
+from .blocked import PolicyBlocked
 from .chain import Providers, local_chain, providers_of
 
 Identify = Callable[[ServerRequestContext[Any, Any]], Principal | None]
@@ -91,11 +91,11 @@ class PolicyMiddleware:
             return await call_next(replace(ctx, params=note.payload))
         outcome = await session.client_request(method, params, server=self.server_name)
         if isinstance(outcome, Refuse):
-            return _refused(outcome)
+            return _refused(method, outcome)
         result = _as_dict(await call_next(replace(ctx, params=outcome.payload)))
         answer = await session.client_response(method, result, server=self.server_name)
         if isinstance(answer, Refuse):
-            return _refused(answer)
+            return _refused(method, answer)
         payload: dict[str, Any] = answer.payload
         return payload
 
@@ -108,20 +108,40 @@ def _as_dict(result: HandlerResult) -> dict[str, Any]:
     return dict(result)
 
 
-def _refused(refusal: Refuse) -> dict[str, Any]:
-    """A block result is the answer; a block error leaves as the JSON-RPC error."""
+def _refused(method: str, refusal: Refuse) -> dict[str, Any]:
+    """A block result is the answer; a block error leaves as the JSON-RPC error,
+    raised as `PolicyBlocked` so outer middleware and logs read who refused and why."""
     if refusal.result is not None:
         return refusal.result
-    error = refusal.error
-    assert error is not None
-    raise MCPError(code=error.code, message=error.message, data=error.data)
+    raise PolicyBlocked(method, refusal.error, refusal.run)
+
+
+class UnsupportedServer(PolicycError, TypeError):
+    """``install_policies`` was given something other than an mcp ``Server`` or ``MCPServer``."""
 
 
 def _middleware_list(server: Any) -> list[Any]:
-    middleware = getattr(server, "middleware", None)
-    if not isinstance(middleware, list):
-        raise TypeError(f"{type(server).__name__} has no `middleware` list (an mcp 2.x server?)")
-    return middleware
+    """The SDK's middleware seam of ``server``, refused at once for any other server.
+
+    A list named ``middleware`` is not enough: fastmcp's ``FastMCP`` has one
+    too, of its own middleware type, and a `PolicyMiddleware` appended there
+    made every call fail with "Internal server error".
+    """
+    from mcp.server.mcpserver import MCPServer
+
+    if isinstance(server, Server | MCPServer):
+        return server.middleware
+    kind = f"{type(server).__module__}.{type(server).__qualname__}"
+    raise UnsupportedServer(
+        f"install_policies needs an mcp 2.x `Server` or `MCPServer`, not {kind}: "
+        + (
+            "fastmcp's `middleware` list takes fastmcp middleware, not this one. "
+            if type(server).__module__.split(".")[0] == "fastmcp"
+            else ""
+        )
+        + "Build the server with `mcp.server.mcpserver.MCPServer`, or put "
+        "`policyc gateway` in front of it (docs/integrations.md)."
+    )
 
 
 def _handler_table(server: Any) -> Server[Any]:

@@ -60,11 +60,32 @@ class CheckResult:
         return self.error_count == 0 and not self.errors
 
 
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+PolicyPaths = str | Path | Iterable[str | Path]
+"""One policy file or directory, or several."""
+
+
+def path_list(paths: PolicyPaths) -> list[Path]:
+    """``paths`` as a list: one str or Path is one path, never its characters.
+
+    A str is itself an iterable (of one-character "paths", the first of them
+    often `/`); anything but a str or Path in the list is refused at once.
+    """
+    if isinstance(paths, str | Path):
+        return [Path(paths)]
+    if isinstance(paths, bytes | bytearray):
+        raise TypeError("policy paths are a str or a Path (or a list of them), not bytes")
+    listed: list[Path] = []
+    for path in paths:
+        if not isinstance(path, str | Path):
+            raise TypeError(f"a policy path is a str or a Path, not {type(path).__name__}")
+        listed.append(Path(path))
+    return listed
+
+
+def expand_paths(paths: PolicyPaths) -> list[Path]:
     """Files as given, directories as every `.policy` file below them, sorted, no repeats."""
     found: dict[Path, None] = {}
-    for raw in paths:
-        path = Path(raw)
+    for path in path_list(paths):
         if path.is_dir():
             for file in sorted(path.rglob(f"*{POLICY_SUFFIX}")):
                 found.setdefault(file, None)
@@ -173,7 +194,7 @@ def check_sources(
 
 
 def check_paths(
-    paths: Iterable[str | Path],
+    paths: PolicyPaths,
     *,
     until: Stage = "describe",
     cap: int = DEFAULT_CAP,

@@ -16,6 +16,7 @@ Serves any ``InterceptorProvider`` over MCP (stdio or streamable HTTP) with
 - ``limits`` / ``rejections``: every transport bound with its default; refusals logged once
 - ``decision_log``: one JSON line per invoke
 - ``reload``: polling file watcher that swaps providers atomically
+- ``run``: ``run_server(ServerOptions)``, everything ``policyc serve`` does, for a library
 """
 
 from ..wire.constants import INVOKE_METHOD, LIST_METHOD
@@ -26,6 +27,7 @@ from .decision_log import Decision, DecisionLog
 from .http_app import ListenError, build_http_app, listen, serve_http
 from .limits import TransportLimits
 from .reload import CompileFailure, Reloader
+from .run import ServerOptions, run_server
 from .serve import serve_stdio
 from .service import InterceptorService
 from .source import ProviderCell, ProviderSource, static_source
@@ -43,11 +45,13 @@ __all__ = [
     "ProviderCell",
     "ProviderSource",
     "Reloader",
+    "ServerOptions",
     "TransportLimits",
     "add_interceptor_methods",
     "build_http_app",
     "build_server",
     "listen",
+    "run_server",
     "serve_http",
     "serve_stdio",
     "static_source",

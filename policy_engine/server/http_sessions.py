@@ -58,11 +58,6 @@ class SessionLimiter:
         self._idle_timeout = session_idle_timeout
         self._rejections = rejections
         self._sessions: OrderedDict[bytes, _Session] = OrderedDict()
-        self.evicted = 0
-
-    @property
-    def open_sessions(self) -> int:
-        return len(self._sessions)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] != self._path:
@@ -129,7 +124,6 @@ class SessionLimiter:
         if idle is None:
             return False
         del self._sessions[idle]
-        self.evicted += 1
         self._rejections.note(
             "ended the session idle longest to make room",
             f"{self._max_sessions} sessions were open (--max-sessions)",

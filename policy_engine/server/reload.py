@@ -127,7 +127,9 @@ class Reloader:
         allow_shrink: bool = False,
         suffix: str = POLICY_SUFFIX,
         on_reload: Callable[[ReloadEvent], None] | None = None,
+        initial: InterceptorProvider | None = None,
     ) -> None:
+        """``initial``: what ``load(paths)`` gave the caller already (compiled once, not twice)."""
         self.paths = [Path(p) for p in paths]
         self._load = load
         self._interval = interval
@@ -139,7 +141,7 @@ class Reloader:
         self._digest = content_digest([entry[0] for entry in self._seen])
         self._pending: Fingerprint | None = None
         self._pending_since = 0.0
-        self.cell = ProviderCell(load(self.paths))
+        self.cell = ProviderCell(initial if initial is not None else load(self.paths))
 
     async def run(self) -> None:
         """Poll until cancelled."""

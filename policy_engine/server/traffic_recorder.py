@@ -10,7 +10,7 @@ file created owner-only: it holds raw payloads, the data policies protect.
 from __future__ import annotations
 
 from ..wire import InterceptorDescriptor, InvokeParams, MutationResult, ValidationResult
-from ..wire.provider import InterceptorProvider
+from ..wire.provider import InterceptorProvider, ProviderTraits, traits_of
 from ..wire.traffic import TrafficRecord, record_line
 from .decision_log import DecisionLog, DecisionLogSettings
 from .source import ProviderSource
@@ -29,10 +29,14 @@ class RecordingProvider:
     def __init__(self, inner: InterceptorProvider, recorder: DecisionLog) -> None:
         self._inner = inner
         self._recorder = recorder
-        self.never_modifies_payload = getattr(inner, "never_modifies_payload", False)
-        self.evaluates_in_process = getattr(inner, "evaluates_in_process", False)
-        # Recording is synchronous, after the inner answer: its timeouts are the inner's.
-        self.honours_timeout_ms = getattr(inner, "honours_timeout_ms", False)
+        # Recording is synchronous, after the inner answer: its timeouts are the
+        # inner's. Every invoke goes through `invoke`, so none on the fields.
+        inner_traits = traits_of(inner)
+        self.traits = ProviderTraits(
+            never_modifies_payload=inner_traits.never_modifies_payload,
+            evaluates_in_process=inner_traits.evaluates_in_process,
+            honours_timeout_ms=inner_traits.honours_timeout_ms,
+        )
 
     def descriptors(self) -> list[InterceptorDescriptor]:
         return self._inner.descriptors()

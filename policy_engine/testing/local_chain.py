@@ -21,6 +21,7 @@ from ..wire import (
     Side,
     ValidationResult,
 )
+from ..wire.provider import ProviderTraits
 
 
 @dataclass
@@ -29,11 +30,14 @@ class TracingProvider:
 
     policy_set: PolicySet
     traces: list[tuple[str, Trace]] = field(default_factory=list)
-    never_modifies_payload = True
 
     @property
-    def evaluates_in_process(self) -> bool:
-        return self.policy_set.evaluates_in_process
+    def traits(self) -> ProviderTraits:
+        """The set's, except that every invoke goes through `invoke` (to be traced)."""
+        inner = self.policy_set.traits
+        return ProviderTraits(
+            never_modifies_payload=True, evaluates_in_process=inner.evaluates_in_process
+        )
 
     def descriptors(self) -> list[InterceptorDescriptor]:
         return self.policy_set.descriptors()
@@ -45,12 +49,6 @@ class TracingProvider:
         return self.policy_set.invoke_sync(
             params.name, params.event, params.phase, params.payload, params.config, context, trace
         )
-
-    def trace_of(self, name: str) -> Trace | None:
-        for traced, trace in self.traces:
-            if traced == name:
-                return trace
-        return None
 
 
 async def run_local_chain(

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     )
     from .constants import Mode
     from .descriptor import Compat, Hook, InterceptorDescriptor
-    from .errors import InterceptorError
+    from .errors import InterceptorError, PolicycError
     from .events import (
         STANDARD_EVENTS,
         WILDCARD,
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
         ValidationResult,
     )
     from .priority import PhasePriority, PriorityHint, resolve_priority
-    from .provider import InterceptorProvider
+    from .provider import InterceptorProvider, ProviderTraits
+    from .run import RunState
 
 
 _HOMES = {
@@ -59,6 +60,7 @@ _HOMES = {
     "INT32_MIN": ".constants",
     "InterceptorDescriptor": ".descriptor",
     "InterceptorError": ".errors",
+    "PolicycError": ".errors",
     "InterceptorOverrides": ".chain",
     "InterceptorProvider": ".provider",
     "InterceptorType": ".constants",
@@ -73,6 +75,8 @@ _HOMES = {
     "PhasePriority": ".priority",
     "Principal": ".invoke",
     "PriorityHint": ".priority",
+    "ProviderTraits": ".provider",
+    "RunState": ".run",
     "STANDARD_EVENTS": ".events",
     "Severity": ".constants",
     "Side": ".chain",
@@ -125,8 +129,11 @@ __all__ = [
     "MutationResult",
     "Phase",
     "PhasePriority",
+    "PolicycError",
     "Principal",
     "PriorityHint",
+    "ProviderTraits",
+    "RunState",
     "Severity",
     "Side",
     "Suggestion",

@@ -18,7 +18,16 @@ INTERNAL_ERROR = -32603
 TIMEOUT = -32000
 
 
-class InterceptorError(Exception):
+class PolicycError(Exception):
+    """Base of every error policyc raises on purpose: catch this to catch them all.
+
+    It lives in the lowest layer so that every layer's errors (a policy that
+    does not compile, an interceptor failure, a chain that cannot be built, a
+    call an integration refused) derive from it without importing upward.
+    """
+
+
+class InterceptorError(PolicycError):
     """A failure that maps to one JSON-RPC error object."""
 
     def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:

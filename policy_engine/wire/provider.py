@@ -2,55 +2,29 @@
 
 A compiled policy set, a remote MCP interceptor server seen through a client,
 and a test double all answer the same two questions, so the server and the
-chain never care which one they talk to.
+chain never care which one they talk to. What a provider promises beyond
+them (`ProviderTraits`) lets the chain skip work it would otherwise do.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .constants import Phase
 from .descriptor import InterceptorDescriptor
 from .invoke import InvocationContext, InvokeParams, MutationResult, ValidationResult
-
-
-def leaves_payload_alone(provider: object) -> bool:
-    """Whether a provider promises never to modify the payload it is given.
-
-    A provider may set ``never_modifies_payload = True``; the chain then hands
-    it the payload itself instead of a private deep copy (which costs about as
-    much as the evaluation on large payloads). A compiled policy set and a
-    remote server make that promise; an unknown provider gets a copy.
-    """
-    return getattr(provider, "never_modifies_payload", False) is True
-
-
-def evaluates_in_process(provider: object) -> bool:
-    """Whether a provider computes its answers in this process, without I/O.
-
-    A provider may set ``evaluates_in_process = True``; the chain then runs
-    its validators one after another instead of one task each: spawning a
-    task costs more than a small evaluation, and CPU-bound work gains nothing
-    from overlapping on one event loop. A remote server never sets it.
-    """
-    return getattr(provider, "evaluates_in_process", False) is True
-
-
-def honours_timeout_ms(provider: object) -> bool:
-    """Whether a provider answers the SEP's timeout error itself when an invoke
-    outlives its ``timeoutMs``.
-
-    A provider may set ``honours_timeout_ms = True``; the chain then awaits it
-    without a cancel scope of its own (entering and leaving one costs more
-    than a small evaluation). A compiled policy set checks its evaluation's
-    duration and bounds each await; anything else is put under a scope.
-    """
-    return getattr(provider, "honours_timeout_ms", False) is True
+from .run import RunState
 
 
 class FieldsInvoker(Protocol):
-    """`InterceptorProvider.invoke` on the fields of `InvokeParams`."""
+    """`InterceptorProvider.invoke` on the fields of `InvokeParams`, within a chain run.
+
+    ``run`` is the chain run's `RunState` (None outside a run): what the
+    provider may remember between the run's invokes goes there, never on
+    the provider itself.
+    """
 
     def __call__(
         self,
@@ -61,18 +35,43 @@ class FieldsInvoker(Protocol):
         config: dict[str, Any] | None,
         timeout_ms: int | None,
         context: InvocationContext | None,
+        run: RunState | None,
     ) -> Awaitable[ValidationResult | MutationResult]: ...
 
 
-def fields_invoker(provider: object) -> FieldsInvoker | None:
-    """A provider's ``invoke_fields``, when it offers one.
+@dataclass(frozen=True)
+class ProviderTraits:
+    """What a provider promises the chain, each promise letting it skip some work.
 
-    The same call as ``invoke`` without the params model, for a caller whose
-    fields are already valid (the chain's are): building `InvokeParams` costs
-    a few microseconds, which an in-process evaluation notices.
+    A provider exposes them as one attribute, ``traits``; a provider
+    without one gets `UNKNOWN_TRAITS`, which promises nothing.
     """
-    invoker: FieldsInvoker | None = getattr(provider, "invoke_fields", None)
-    return invoker
+
+    # The chain hands it the payload itself instead of a private deep copy
+    # (which costs about as much as the evaluation on large payloads).
+    never_modifies_payload: bool = False
+    # It computes its answers in this process, without I/O: the chain runs its
+    # validators one after another instead of one task each (spawning a task
+    # costs more than a small evaluation, and CPU-bound work gains nothing
+    # from overlapping on one event loop). A remote server never promises it.
+    evaluates_in_process: bool = False
+    # It answers the SEP's timeout error itself when an invoke outlives its
+    # ``timeoutMs``: the chain awaits it without a cancel scope of its own
+    # (entering and leaving one costs more than a small evaluation).
+    honours_timeout_ms: bool = False
+    # `invoke` on the params' fields, for a caller whose fields are already
+    # valid (building `InvokeParams` costs a few microseconds an invoke), and
+    # the way the chain hands a provider its run's `RunState`.
+    invoke_fields: FieldsInvoker | None = None
+
+
+UNKNOWN_TRAITS = ProviderTraits()
+
+
+def traits_of(provider: object) -> ProviderTraits:
+    """The provider's declared `ProviderTraits`, or `UNKNOWN_TRAITS` when it declares none."""
+    traits = getattr(provider, "traits", None)
+    return traits if isinstance(traits, ProviderTraits) else UNKNOWN_TRAITS
 
 
 @runtime_checkable

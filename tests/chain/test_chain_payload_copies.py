@@ -13,6 +13,7 @@ from policy_engine.wire import (
     MutationResult,
     ValidationResult,
 )
+from policy_engine.wire.provider import UNKNOWN_TRAITS, ProviderTraits, traits_of
 
 POLICY = "validator v {\n  on tools/call request\n  deny if false\n}\n"
 
@@ -22,7 +23,7 @@ class Recorder:
 
     def __init__(self, promise: bool) -> None:
         if promise:
-            self.never_modifies_payload = True
+            self.traits = ProviderTraits(never_modifies_payload=True)
         self.seen: list[Any] = []
 
     def descriptors(self) -> list[InterceptorDescriptor]:
@@ -64,7 +65,16 @@ async def test_any_other_provider_gets_a_private_copy() -> None:
 
 
 def test_compiled_policies_make_the_promise() -> None:
-    from policy_engine.wire.provider import leaves_payload_alone
+    assert traits_of(compile_sources({"v.policy": POLICY})).never_modifies_payload
+    assert traits_of(Recorder(promise=False)) == UNKNOWN_TRAITS
+    assert not UNKNOWN_TRAITS.never_modifies_payload
 
-    assert leaves_payload_alone(compile_sources({"v.policy": POLICY}))
-    assert not leaves_payload_alone(Recorder(promise=False))
+
+def test_a_stray_attribute_is_no_promise() -> None:
+    """Only a declared `ProviderTraits` counts: an attribute of the old name, or a
+    `traits` of another type, promises nothing (the payload is copied)."""
+    stray = Recorder(promise=False)
+    stray.never_modifies_payload = True  # type: ignore[attr-defined]
+    assert traits_of(stray) == UNKNOWN_TRAITS
+    stray.traits = {"never_modifies_payload": True}  # type: ignore[attr-defined]
+    assert traits_of(stray) == UNKNOWN_TRAITS

@@ -13,6 +13,7 @@ from policy_engine.compiler import Limits, compile_sources
 from policy_engine.compiler import policy_set as policy_set_module
 from policy_engine.compiler.bounds import check_bounds, measure_bounds
 from policy_engine.compiler.nesting import Encoding
+from policy_engine.wire import RunState
 from policy_engine.wire.errors import InterceptorError
 
 SOURCE = """
@@ -61,13 +62,14 @@ def test_string_rewrites_carry_the_estimate_to_the_next_interceptor(
 ) -> None:
     policy = compile_sources({"p.policy": SOURCE})
     sizes = walks(monkeypatch)
-    scrubbed = policy.invoke_sync("scrub", "tools/call", "request", copy.deepcopy(PAYLOAD))
+    run = RunState()
+    scrubbed = policy.invoke_sync("scrub", "tools/call", "request", copy.deepcopy(PAYLOAD), run=run)
     assert scrubbed.modified
-    verdict = policy.invoke_sync("guard", "tools/call", "request", scrubbed.payload)
+    verdict = policy.invoke_sync("guard", "tools/call", "request", scrubbed.payload, run=run)
     assert verdict.valid
     assert len(sizes) == 1
     # The carried figure is the one a walk of the output gives.
-    assert policy._bounded(scrubbed.payload, "guard").size == check_bounds(
+    assert policy._bounded(scrubbed.payload, "guard", policy._memo(run)).size == check_bounds(
         scrubbed.payload, Limits(), "x"
     )
 
@@ -75,9 +77,10 @@ def test_string_rewrites_carry_the_estimate_to_the_next_interceptor(
 def test_a_removal_makes_the_next_interceptor_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     policy = compile_sources({"p.policy": SOURCE})
     sizes = walks(monkeypatch)
-    dropped = policy.invoke_sync("drop", "tools/call", "request", copy.deepcopy(PAYLOAD))
+    run = RunState()
+    dropped = policy.invoke_sync("drop", "tools/call", "request", copy.deepcopy(PAYLOAD), run=run)
     assert dropped.modified
-    policy.invoke_sync("guard", "tools/call", "request", dropped.payload)
+    policy.invoke_sync("guard", "tools/call", "request", dropped.payload, run=run)
     assert len(sizes) == 2
 
 
@@ -86,10 +89,11 @@ def test_an_output_over_the_limit_is_refused_by_the_next_interceptor() -> None:
     source = SOURCE.replace('with "[EMAIL]"', 'with "' + "E" * 200 + '"')
     limit = check_bounds(payload, Limits(), "x") + 50
     policy = compile_sources({"p.policy": source}, Limits(max_bytes=limit))
-    grown = policy.invoke_sync("scrub", "tools/call", "request", payload)
+    run = RunState()
+    grown = policy.invoke_sync("scrub", "tools/call", "request", payload, run=run)
     assert grown.modified
     with pytest.raises(InterceptorError) as raised:
-        policy.invoke_sync("guard", "tools/call", "request", grown.payload)
+        policy.invoke_sync("guard", "tools/call", "request", grown.payload, run=run)
     assert raised.value.data is not None
     assert raised.value.data["limit"] == "maxPayloadBytes"
 
@@ -121,15 +125,19 @@ def test_size_is_encoded_once_per_payload_and_afresh_for_a_new_one(
     monkeypatch.setattr(conditions, "json_size", counting)
     policy = compile_sources({"p.policy": SIZED})
     payload = copy.deepcopy(PAYLOAD)
+    run = RunState()
     for name in ("small", "noted", "small"):
-        policy.invoke_sync(name, "tools/call", "request", payload)
-    # `$.arguments` once, however many invokes read it; `size($)` is the size
-    # the bounds check measured, so `$` is never encoded again.
+        policy.invoke_sync(name, "tools/call", "request", payload, run=run)
+    # `$.arguments` once, however many invokes of the run read it; `size($)` is
+    # the size the bounds check measured, so `$` is never encoded again.
     assert encoded == [payload["arguments"]]
     bigger = copy.deepcopy(PAYLOAD)
     bigger["arguments"]["pad"] = "x" * 20_000
-    assert not policy.invoke_sync("small", "tools/call", "request", bigger).valid
+    assert not policy.invoke_sync("small", "tools/call", "request", bigger, run=run).valid
     assert len(encoded) == 1
+    # Another run measures again.
+    policy.invoke_sync("noted", "tools/call", "request", payload, run=RunState())
+    assert encoded == [payload["arguments"]] * 2
 
 
 def test_the_measured_size_is_the_size_rules_see() -> None:
@@ -143,12 +151,14 @@ def test_the_measured_size_is_the_size_rules_see() -> None:
     )
     policy = compile_sources({"p.policy": source})
     payload = copy.deepcopy(PAYLOAD)
-    assert not policy.invoke_sync("exact", "tools/call", "request", payload).valid
-    scrubbed = policy.invoke_sync("scrub", "tools/call", "request", payload)
+    run = RunState()
+    assert not policy.invoke_sync("exact", "tools/call", "request", payload, run=run).valid
+    scrubbed = policy.invoke_sync("scrub", "tools/call", "request", payload, run=run)
     assert scrubbed.modified
     after = scrubbed.payload
-    assert policy._last_bounded is not None and policy._last_bounded.payload is after
-    assert policy._last_bounded.size == json_size(after)
+    last = policy._memo(run).bounded
+    assert last is not None and last.payload is after
+    assert last.size == json_size(after)
 
 
 _TEXT = st.text(alphabet='ab "\\\n\x01é😀@.', max_size=12)
@@ -181,8 +191,9 @@ def test_the_carried_size_is_the_encoded_size_on_any_strings(payload: Any) -> No
     from policy_engine.compiler.json_size import json_size
 
     policy = compile_sources({"c.policy": CARRIED})
-    result = policy.invoke_sync("carry", "tools/call", "request", payload)
-    last = policy._last_bounded
+    run = RunState()
+    result = policy.invoke_sync("carry", "tools/call", "request", payload, run=run)
+    last = policy._memo(run).bounded
     assert last is not None
     if last.payload is result.payload:
         assert last.size == json_size(result.payload)

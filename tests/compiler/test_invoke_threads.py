@@ -90,8 +90,11 @@ async def test_an_overrun_inline_evaluation_is_a_timeout(monkeypatch: pytest.Mon
     }
 
 
-def test_the_bounds_walk_runs_once_per_payload_object(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_bounds_walk_runs_once_per_payload_object_in_a_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from policy_engine.compiler import policy_set as module
+    from policy_engine.wire import RunState
 
     policies = compile_sources({"v.policy": POLICY + POLICY.replace("validator v", "validator w")})
     walks: list[object] = []
@@ -103,11 +106,16 @@ def test_the_bounds_walk_runs_once_per_payload_object(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(module, "measure_bounds", counting)
     shared = {"t": "x"}
+    run = RunState()
+    policies.invoke_sync("v", "app/run", "request", shared, run=run)
+    policies.invoke_sync("w", "app/run", "request", shared, run=run)
+    assert walks == [shared]
+    policies.invoke_sync("v", "app/run", "request", {"t": "x"}, run=run)
+    assert len(walks) == 2
+    # Outside a run every invoke walks: the caller may change the payload in between.
     policies.invoke_sync("v", "app/run", "request", shared)
     policies.invoke_sync("w", "app/run", "request", shared)
-    assert walks == [shared]
-    policies.invoke_sync("v", "app/run", "request", {"t": "x"})
-    assert len(walks) == 2
+    assert len(walks) == 4
 
 
 def test_a_payload_over_the_limit_is_refused_every_time() -> None:
@@ -131,7 +139,7 @@ async def test_a_stuck_large_evaluation_answers_its_own_timeout_ms(
     from policy_engine.wire import ChainExecutionParams
 
     policies = compile_sources({"v.policy": POLICY})
-    assert policies.honours_timeout_ms
+    assert policies.traits.honours_timeout_ms
     release = stuck_evaluations(monkeypatch)
     try:
         with anyio.fail_after(10):

@@ -110,9 +110,10 @@ def test_finite_numbers_still_compare() -> None:
 async def test_a_chain_s_context_is_checked_once_per_context_object(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A chain hands every invoke the same context: its finite check is remembered."""
+    """A chain hands every invoke of a run the same context: its finite check is
+    remembered for the run, and only for it."""
     from policy_engine.compiler import bounds, policy_set
-    from policy_engine.wire import InvocationContext
+    from policy_engine.wire import InvocationContext, RunState
 
     policies = compile_sources({"v.policy": CONTEXT_RULE})
     checks: list[object] = []
@@ -126,16 +127,23 @@ async def test_a_chain_s_context_is_checked_once_per_context_object(
     context = InvocationContext.model_validate(
         {"principal": {"type": "user", "id": "u", "claims": {"level": 5}}}
     )
+    run = RunState()
     for _ in range(3):
         result = await policies.invoke_fields(
-            "v", "tools/call", "request", {"name": "t"}, None, None, context
+            "v", "tools/call", "request", {"name": "t"}, None, None, context, run
         )
         assert result.valid is False  # type: ignore[union-attr]
     assert len(checks) == 1
+    # Another run, or none, checks again: the caller may have changed the claims.
+    await policies.invoke_fields(
+        "v", "tools/call", "request", {"name": "t"}, None, None, context, RunState()
+    )
+    await policies.invoke_fields("v", "tools/call", "request", {"name": "t"}, None, None, context)
+    assert len(checks) == 3
     # A dict context from a library caller may change between calls: checked each time.
     for _ in range(2):
         policies.invoke_sync("v", "tools/call", "request", {"name": "t"}, context={"a": 1})
-    assert len(checks) == 3
+    assert len(checks) == 5
 
 
 @pytest.mark.parametrize(

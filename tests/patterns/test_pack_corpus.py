@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from policy_engine.compiler import compile_policies, compile_sources
-from policy_engine.testing.pack_score import (
+ROOT = Path(__file__).resolve().parents[2]
+# The scorer is measurement code that does not ship in the wheel (bench/pack_score.py).
+sys.path.insert(0, str(ROOT / "bench"))
+
+from pack_score import (  # noqa: E402
     Record,
     Report,
     load_corpus,
@@ -23,7 +26,8 @@ from policy_engine.testing.pack_score import (
     score,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+from policy_engine.compiler import compile_policies, compile_sources  # noqa: E402
+
 CORPUS = ROOT / "tests" / "patterns" / "corpus" / "records.jsonl"
 PACKS = ("secret-redactor", "pii-redactor")
 

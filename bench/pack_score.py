@@ -25,8 +25,8 @@ from typing import Any
 
 import re2
 
-from ..compiler import PolicySet
-from ..wire import MutationResult
+from policy_engine.compiler import PolicySet
+from policy_engine.wire import MutationResult
 
 # What the shipped packs write in place of a value: [REDACTED:EMAIL], [SECRET:JWT].
 DEFAULT_PLACEHOLDER = r"\[(?:REDACTED|SECRET)(?::[A-Za-z0-9_]+)?\]"
