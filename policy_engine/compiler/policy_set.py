@@ -294,10 +294,13 @@ class PolicySet:
         timeout_ms: int | None,
         context: InvocationContext | None,
         run: RunState | None = None,
+        *,
+        trace: Trace | None = None,
     ) -> ValidationResult | MutationResult:
         """`invoke` on the fields of `InvokeParams`, already validated by the caller
         (the chain: building the model again cost a few microseconds an invoke),
-        sharing what it measures with the other invokes of ``run``."""
+        sharing what it measures with the other invokes of ``run``; ``trace``
+        observes the evaluation (`policyc test`, `eval --explain`)."""
         started = time.perf_counter()
         memo = self._memo(run)
         wire = memo.context_wire(context)
@@ -310,18 +313,18 @@ class PolicySet:
                 started,
                 (name, phase),
                 lambda: anyio.to_thread.run_sync(
-                    self._evaluate, interceptor, ctx, None, abandon_on_cancel=True
+                    self._evaluate, interceptor, ctx, trace, abandon_on_cancel=True
                 ),
             )
         else:
-            result = self._evaluate(interceptor, ctx, None)
+            result = self._evaluate(interceptor, ctx, trace)
         scope = interceptor.flow_scope
         if scope is not None and isinstance(validated := result, ValidationResult):
             result = await _within(
                 timeout_ms,
                 started,
                 (name, phase),
-                lambda: self.flows.apply(scope, ctx, validated, None),
+                lambda: self.flows.apply(scope, ctx, validated, trace),
             )
         self._bound_output(result, ctx, size, memo)
         took = result.duration_ms

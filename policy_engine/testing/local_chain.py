@@ -7,7 +7,7 @@ trace of which rules ran so results can be explained and covered.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..chain import InterceptorChain
@@ -16,12 +16,15 @@ from ..wire import (
     ChainExecutionParams,
     ChainExecutionResult,
     InterceptorDescriptor,
+    InvocationContext,
     InvokeParams,
     MutationResult,
+    Phase,
     Side,
     ValidationResult,
 )
 from ..wire.provider import ProviderTraits
+from ..wire.run import RunState
 
 
 @dataclass
@@ -33,21 +36,39 @@ class TracingProvider:
 
     @property
     def traits(self) -> ProviderTraits:
-        """The set's, except that every invoke goes through `invoke` (to be traced)."""
-        inner = self.policy_set.traits
-        return ProviderTraits(
-            never_modifies_payload=True, evaluates_in_process=inner.evaluates_in_process
-        )
+        """The set's own promises, with `invoke_fields` traced: the chain routes every
+        invoke exactly as it routes the set's in `serve` and the gateway."""
+        return replace(self.policy_set.traits, invoke_fields=self.invoke_fields)
 
     def descriptors(self) -> list[InterceptorDescriptor]:
         return self.policy_set.descriptors()
 
     async def invoke(self, params: InvokeParams) -> ValidationResult | MutationResult:
+        return await self.invoke_fields(
+            params.name,
+            params.event,
+            params.phase,
+            params.payload,
+            params.config,
+            params.timeout_ms,
+            params.context,
+        )
+
+    async def invoke_fields(
+        self,
+        name: str,
+        event: str,
+        phase: Phase,
+        payload: Any,
+        config: dict[str, Any] | None,
+        timeout_ms: int | None,
+        context: InvocationContext | None,
+        run: RunState | None = None,
+    ) -> ValidationResult | MutationResult:
         trace = Trace()
-        self.traces.append((params.name, trace))
-        context = params.context.to_wire() if params.context is not None else None
-        return self.policy_set.invoke_sync(
-            params.name, params.event, params.phase, params.payload, params.config, context, trace
+        self.traces.append((name, trace))
+        return await self.policy_set.invoke_fields(
+            name, event, phase, payload, config, timeout_ms, context, run, trace=trace
         )
 
 

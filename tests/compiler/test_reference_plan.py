@@ -217,3 +217,25 @@ def test_a_traced_invoke_runs_the_grouped_steps_of_the_plan() -> None:
     payload = {"email": "bob@example.com", "ssn": "078-05-1120", "a": "my secret 12345"}
     policies.invoke_sync("scrub", "app/run", "request", payload, trace=Trace())
     assert {"FieldGroup", "RewriteGroup"} <= set(runs)
+
+
+async def test_the_tracing_provider_is_routed_as_the_set_is_and_traces_every_invoke() -> None:
+    from policy_engine.testing.local_chain import TracingProvider, run_local_chain
+    from policy_engine.wire import ChainExecutionParams
+
+    policies = compile_sources({"plans.policy": POLICY})
+    provider = TracingProvider(policies)
+    mine, theirs = provider.traits, policies.traits
+    assert (mine.never_modifies_payload, mine.evaluates_in_process, mine.honours_timeout_ms) == (
+        theirs.never_modifies_payload,
+        theirs.evaluates_in_process,
+        theirs.honours_timeout_ms,
+    )
+    assert mine.invoke_fields is not None
+    params = ChainExecutionParams(
+        event="app/run", phase="request", payload={"email": "bob@example.com", "n": 9}
+    )
+    result = await run_local_chain(provider, params, side="sending")
+    assert result.status != "success"
+    traced = {name for name, trace in provider.traces if trace.evaluated}
+    assert traced == {"checks", "limits", "scrub"}

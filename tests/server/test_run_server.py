@@ -17,6 +17,8 @@ from policy_engine.compiler import compile_policies
 from policy_engine.server import ListenError, ServerOptions, run_server
 from policy_engine.wire import InterceptorProvider
 
+pytestmark = pytest.mark.e2e
+
 GUARD = """validator guard "Guards" {
   on tools/call request
   deny if $.arguments.note matches /secret/ "no secrets" code secret
