@@ -38,7 +38,11 @@ PATTERN_SAMPLES: tuple[str, ...] = (
 
 
 def test_messages(policy_set: PolicySet, label: str) -> list[Message]:
-    """The message of every test block, as the test runs it (side and context included)."""
+    """The message of every test block as the test runs it: side, context, `only` and config.
+
+    Without its `only`, a test written for one interceptor also meets every
+    other one, and an unrelated rule that denies it hides what changed.
+    """
     found: list[Message] = []
     for file, case in policy_set.model.tests:
         params, side = case_params(case)
@@ -51,6 +55,8 @@ def test_messages(policy_set: PolicySet, label: str) -> list[Message]:
                 side,
                 context,
                 f"{label} {file}::{case.name}",
+                tuple(params.interceptors) if params.interceptors is not None else None,
+                params.config,
             )
         )
     return found

@@ -86,6 +86,14 @@ def _example(change: Change, keep: frozenset[str] | None) -> dict[str, Any]:
         "before": {"decision": change.before.decision, "severity": change.before.severity},
         "after": {"decision": change.after.decision, "severity": change.after.severity},
     }
+    if message.only is not None:
+        data["only"] = list(message.only)
+    if message.config is not None:
+        data["config"] = message.config if keep is None else mask(message.config, keep)
+    for side, outcome in (("before", change.before), ("after", change.after)):
+        if outcome.decision == "deny" and outcome.blocking:
+            # A rule-level change on a message another rule still denies says so.
+            data[side]["deniedBy"] = [f"{i} / {r}" for i, r in sorted(outcome.blocking)]
     if change.kind == "mutation":
         data["before"]["payload"] = before
         data["after"]["payload"] = after
@@ -105,6 +113,7 @@ def to_json(report: ImpactReport, keep: frozenset[str] | None) -> dict[str, Any]
         "groups": [
             {
                 "kind": g.kind,
+                "title": CHANGE_TITLES[g.kind],
                 "interceptor": g.interceptor,
                 "rule": g.rule,
                 "count": g.count,
@@ -134,6 +143,12 @@ def render(report: ImpactReport, fmt: Format, keep: frozenset[str] | None) -> st
 def _summary(data: dict[str, Any]) -> str:
     if not data["changed"]:
         return f"no change in behaviour on {data['messages']} message(s)"
+    if not data["groups"]:
+        # A structural change is a change even when no message tried shows it.
+        return (
+            f"{len(data['structural'])} structural change(s); no difference in behaviour"
+            f" found on {data['messages']} message(s)"
+        )
     return (
         f"{data['changedMessages']} of {data['messages']} message(s) behave differently"
         f" in {len(data['groups'])} group(s)"
@@ -153,6 +168,11 @@ def _text(data: dict[str, Any]) -> str:
                 f"  {example['origin'] or 'example'}: {example['event']} {example['phase']}"
                 f" {_compact(example['payload'])}"
             )
+            if "only" in example:
+                lines.append(f"    only: {', '.join(example['only'])}")
+            if _still_denied(group["kind"], example):
+                after = example["after"]["deniedBy"]
+                lines.append(f"    still denied by: {', '.join(after)}")
             if "payload" in example["before"]:
                 lines.append(f"    before: {_compact(example['before']['payload'])}")
                 lines.append(f"    after:  {_compact(example['after']['payload'])}")
@@ -161,6 +181,11 @@ def _text(data: dict[str, Any]) -> str:
                 lines.append(f"    after:  {_compact(example['after']['messages'])}")
     lines.extend(f"note: {note}" for note in data["notes"])
     return "\n".join(lines)
+
+
+def _still_denied(kind: str, example: dict[str, Any]) -> bool:
+    """A rule let go of a message another rule still denies."""
+    return kind == "blocked-to-allowed" and "deniedBy" in example["after"]
 
 
 def _markdown(data: dict[str, Any]) -> str:
