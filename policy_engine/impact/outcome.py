@@ -193,7 +193,7 @@ def _rewriter_of(before: Outcome, after: Outcome) -> tuple[str, str]:
 
 
 def _rules_only_in(first: Outcome, second: Outcome) -> tuple[str, str] | None:
-    """The first rule that denies in ``first`` and not in ``second``, its interceptor run in both."""
+    """The first rule denying in ``first`` and not in ``second`` (its interceptor ran in both)."""
     both = first.ran & second.ran
     only = sorted(r for r in first.blocking - second.blocking if r[0] in both)
     return only[0] if only else None

@@ -12,6 +12,7 @@ same path. Deterministic: a diff in CI must be reproducible.
 from __future__ import annotations
 
 import random
+import re
 import re._parser as sre  # type: ignore[import-not-found,import-untyped,unused-ignore]
 from collections.abc import Iterable
 from functools import lru_cache
@@ -120,7 +121,8 @@ def regex_texts(source: str, flags: str) -> tuple[str, ...]:
     """The smallest string ``/source/flags`` is written to match and a few seeded variants."""
     try:
         tree = sre.parse(source)
-    except Exception:  # noqa: BLE001 - RE2 syntax Python cannot parse: no samples, not a crash
+    except (re.error, RecursionError, OverflowError, ValueError):
+        # RE2 syntax Python does not parse (`\pL`, ...): no samples, not a crash.
         return ()
     found: dict[str, None] = {}
     out: list[str] = []

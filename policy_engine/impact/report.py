@@ -170,6 +170,8 @@ def _text(data: dict[str, Any]) -> str:
             )
             if "only" in example:
                 lines.append(f"    only: {', '.join(example['only'])}")
+            if "config" in example:
+                lines.append(f"    config: {_compact(example['config'])}")
             if _still_denied(group["kind"], example):
                 after = example["after"]["deniedBy"]
                 lines.append(f"    still denied by: {', '.join(after)}")
