@@ -18,6 +18,7 @@ from . import ast
 from .acknowledge import apply_acknowledgements
 from .check_events import check_events, declared_events
 from .check_flow import check_flows
+from .check_hidden import check_hidden
 from .check_paths import check_interceptor_paths
 from .check_regex import check_regexes
 from .check_tools import ToolSnapshot, check_against_tools
@@ -110,6 +111,7 @@ def check_sources(
     def parse() -> None:
         rules = 0
         for name, text in sources.items():
+            diagnostics.extend(check_hidden(text, name))
             outcome = parse_source(text, name, limits, rules_before=rules)
             diagnostics.extend(outcome.diagnostics)
             if outcome.file is not None:
