@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..language.hidden import json_escape, visible
 from .outcome import CHANGE_TITLES, Change, ChangeKind
 
 Format = Literal["text", "json", "markdown", "github"]
@@ -126,18 +127,19 @@ def to_json(report: ImpactReport, keep: frozenset[str] | None) -> dict[str, Any]
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    """One-line JSON; a payload's hidden characters stay escapes, not terminal input."""
+    return json_escape(json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True))
 
 
 def render(report: ImpactReport, fmt: Format, keep: frozenset[str] | None) -> str:
     data = to_json(report, keep)
     if fmt == "json":
-        return json.dumps(data, indent=2, ensure_ascii=False)
+        return json_escape(json.dumps(data, indent=2, ensure_ascii=False))
     if fmt == "markdown":
-        return _markdown(data)
+        return visible(_markdown(data), keep="\n")
     if fmt == "github":
-        return _github(data)
-    return _text(data)
+        return visible(_github(data), keep="\n")
+    return visible(_text(data), keep="\n")
 
 
 def _summary(data: dict[str, Any]) -> str:

@@ -49,11 +49,15 @@ def describe(char: str) -> str:
     return f"U+{ord(char):04X}" + (f" {name}" if name else "")
 
 
-def visible(text: str) -> str:
-    """``text`` with every hidden character shown as ``\\u{XXXX}``, for terminals and logs."""
-    if not any(is_hidden(c) for c in text):
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with every hidden character shown as ``\\u{XXXX}``, for terminals and logs.
+
+    ``keep`` names layout characters the caller wrote itself (the line ends
+    of a multi-line report) and that stay as they are.
+    """
+    if not any(c not in keep and is_hidden(c) for c in text):
         return text
-    return "".join(f"\\u{{{ord(c):04X}}}" if is_hidden(c) else c for c in text)
+    return "".join(f"\\u{{{ord(c):04X}}}" if c not in keep and is_hidden(c) else c for c in text)
 
 
 def json_escape(text: str) -> str:
