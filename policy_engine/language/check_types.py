@@ -61,7 +61,7 @@ def operand_type(operand: ast.Operand, interceptor: ResolvedInterceptor) -> Stat
 
 
 _NUMBER_FUNCTIONS = ("length", "size", "count")
-_STRING_FUNCTIONS = ("lower", "upper", "url_decode", "normalize")
+_STRING_FUNCTIONS = ("lower", "upper", "url_decode", "normalize", "host", "scheme", "path")
 
 
 def _mismatch(message: str, span: Span, help: str | None = None) -> Diagnostic:
@@ -116,7 +116,8 @@ def check_condition_types(
     for test in find(condition, ast.TextTest):
         for operand in (test.subject, test.needle):
             kind = operand_type(operand, interceptor)
-            if kind is not None and kind != "string":
+            domains = test.function == "in_domain" and operand is test.needle and kind == "list"
+            if kind is not None and kind != "string" and not domains:
                 yield _mismatch(
                     f"`{test.function}` needs strings, not a {kind}",
                     test.span,
