@@ -111,9 +111,11 @@ def check_sources(
     def parse() -> None:
         rules = 0
         for name, text in sources.items():
-            diagnostics.extend(check_hidden(text, name))
             outcome = parse_source(text, name, limits, rules_before=rules)
             diagnostics.extend(outcome.diagnostics)
+            if not any(d.is_error for d in outcome.diagnostics):
+                # A file that does not parse reports its syntax errors alone.
+                diagnostics.extend(check_hidden(text, name))
             if outcome.file is not None:
                 files.append(outcome.file)
                 rules += outcome.rules
