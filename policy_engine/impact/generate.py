@@ -16,7 +16,7 @@ from typing import Any
 from ..compiler import PolicySet
 from ..language.path_syntax import Descend, Field, Index, PathSyntaxError, Wildcard, parse_path
 from ..language.payload_schema import example_payload
-from ..testing.runner import case_params
+from ..testing.runner import InvalidTestCase, case_params
 from .literals import Literals
 from .outcome import Message
 
@@ -45,7 +45,11 @@ def test_messages(policy_set: PolicySet, label: str) -> list[Message]:
     """
     found: list[Message] = []
     for file, case in policy_set.model.tests:
-        params, side = case_params(case)
+        try:
+            params, side = case_params(case)
+        except InvalidTestCase:
+            continue  # `policyc test` reports it; a diff cannot send it
+
         context = params.context.to_wire() if params.context is not None else None
         found.append(
             Message(

@@ -15,6 +15,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..chain import side_for
 from ..compiler import PolicySet, RuleRef
 from ..compiler.jsonpath import CompiledPath, PayloadTooDeep, compile_path
@@ -195,7 +197,24 @@ def _held_back(case: ast.TestBlock, rules: list[RuleRef], paths: dict[str, str])
     }
 
 
+class InvalidTestCase(Exception):
+    """A test block the chain cannot run (its context is not an invocation context)."""
+
+
+def _context(statement: ast.TestContext) -> InvocationContext:
+    try:
+        return InvocationContext.model_validate(statement.context)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "context"
+        raise InvalidTestCase(
+            f"line {statement.span.line}: `context` is not an invocation context:"
+            f" `{where}`: {first['msg'].lower()}"
+        ) from None
+
+
 def case_params(case: ast.TestBlock) -> tuple[ChainExecutionParams, Side]:
+    """What the test block sends; ``InvalidTestCase`` when it cannot be sent."""
     given = next(s for s in case.statements if isinstance(s, ast.Given))
     phase: Phase = given.phase
     side: Side = side_for("client", phase)
@@ -210,7 +229,7 @@ def case_params(case: ast.TestBlock) -> tuple[ChainExecutionParams, Side]:
         elif isinstance(statement, ast.Only):
             names = list(statement.names)
         elif isinstance(statement, ast.TestContext):
-            context = InvocationContext.model_validate(statement.context)
+            context = _context(statement)
     params = ChainExecutionParams(
         event=given.event,
         phase=phase,
@@ -238,7 +257,11 @@ async def run_tests(policy_set: PolicySet, name_filter: str | None = None) -> Te
         if name_filter and name_filter not in case.name:
             continue
         case_started = time.perf_counter()
-        params, side = case_params(case)
+        try:
+            params, side = case_params(case)
+        except InvalidTestCase as exc:
+            cases.append(CaseResult(file, case.name, case.span.line, False, [str(exc)]))
+            continue
         result = await run_local_chain(provider, params, side)
         codes: set[str] = set()
         for _, trace in provider.traces:

@@ -113,3 +113,22 @@ def test_no_tests_is_a_failure(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(cli, ["test", str(tmp_path)])
     assert result.exit_code == 1
     assert "no test blocks found" in result.output
+
+
+def test_an_invalid_context_fails_its_test_without_a_traceback(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    folder = _write(
+        tmp_path,
+        'test "no principal type" {\n  given tools/call request {"name": "rm"}\n'
+        '  context {"principal": {"id": "intern"}}\n  expect deny\n}\n',
+    )
+    result = runner.invoke(cli, ["test", str(folder)])
+    assert result.exit_code == 1
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert (
+        "line 3: `context` is not an invocation context: `principal.type`: field required"
+        in result.output
+    )
+    diffed = runner.invoke(cli, ["diff", str(folder), str(folder), "--budget", "5"])
+    assert diffed.exit_code == 0, diffed.output
