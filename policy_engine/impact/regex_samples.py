@@ -29,6 +29,8 @@ VARIANTS = 4
 """Seeded walks per regex besides the smallest one."""
 MAX_PER_PATH = 16
 """Strings kept per path: one per combination of verdicts, at most this many."""
+MAX_SEARCHES = 50_000
+"""Regex searches per path, so a path read by a hundred patterns stays quick."""
 _MAX_REPEAT_EXTRA = 3
 _MAX_TEXT = 256
 _CATEGORY_CHARS = {
@@ -89,9 +91,13 @@ def _class_char(items: list[Any], rng: random.Random | None) -> str:
 
 
 def _walk(tree: Iterable[Any], rng: random.Random | None, out: list[str]) -> None:
-    """Append one string ``tree`` matches: the smallest when ``rng`` is None."""
+    """Append one string ``tree`` matches: the smallest when ``rng`` is None.
+
+    Stops adding once the text is ``_MAX_TEXT`` long: a sample only has to
+    reach the part where two versions differ.
+    """
     for op, value in tree:
-        if sum(len(part) for part in out) > _MAX_TEXT:
+        if len(out) > _MAX_TEXT:
             return
         name = str(op)
         if name == "LITERAL":
@@ -112,6 +118,8 @@ def _walk(tree: Iterable[Any], rng: random.Random | None, out: list[str]) -> Non
             high = min(high, low + _MAX_REPEAT_EXTRA)
             times = low if rng is None else rng.randint(low, max(low, high))
             for _ in range(times):
+                if len(out) > _MAX_TEXT:
+                    break
                 _walk(body, rng, out)
         # AT (anchors), assertions and group references add nothing.
 
@@ -125,14 +133,14 @@ def regex_texts(source: str, flags: str) -> tuple[str, ...]:
         # RE2 syntax Python does not parse (`\pL`, ...): no samples, not a crash.
         return ()
     found: dict[str, None] = {}
-    out: list[str] = []
-    _walk(tree, None, out)
-    found["".join(out)] = None
     rng = random.Random(f"{flags}/{source}")
-    for _ in range(VARIANTS):
-        out = []
-        _walk(tree, rng, out)
-        found["".join(out)] = None
+    try:
+        for walk_rng in (None, *[rng] * VARIANTS):
+            out: list[str] = []
+            _walk(tree, walk_rng, out)
+            found["".join(out)] = None
+    except RecursionError:  # nesting deeper than a sample is worth
+        pass
     return tuple(found)
 
 
@@ -154,10 +162,14 @@ def telling_samples(regexes: Iterable[tuple[str, str]]) -> list[str]:
     pairs = list(dict.fromkeys(regexes))
     compiled = [_compiled(source, flags) for source, flags in pairs]
     kept: dict[tuple[bool, ...], str] = {}
+    budget = MAX_SEARCHES // max(1, len(compiled))
     for source, flags in pairs:
         for text in regex_texts(source, flags):
             for prefix in PREFIXES:
                 for suffix in SUFFIXES:
+                    budget -= 1
+                    if budget < 0:
+                        return list(kept.values())
                     candidate = prefix + text + suffix
                     verdicts = tuple(
                         regex is not None and regex.search(candidate) is not None
