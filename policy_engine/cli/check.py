@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..language.check_tools import SnapshotError, ToolSnapshot, load_snapshot
+from ..language.hidden import visible
 from ..language.pipeline import check_paths, expand_paths
 from .diagnostic_output import format_option, print_diagnostics
 from .exit_codes import ExitCode
@@ -51,7 +52,7 @@ def check(
         try:
             tools = load_snapshot(Path(tools_path).read_text(encoding="utf-8"))
         except (SnapshotError, UnicodeDecodeError) as exc:
-            click.echo(f"policyc: --tools {tools_path}: {exc}", err=True)
+            click.echo(visible(f"policyc: --tools {tools_path}: {exc}"), err=True)
             sys.exit(ExitCode.USAGE)
     if server is not None:
         tools = _fetched(server)
@@ -77,5 +78,7 @@ def _fetched(server: str) -> ToolSnapshot:
         listed = anyio.run(fetch_tools, server)
         return load_snapshot(json.dumps(listed))
     except Exception as exc:  # any failure to reach or read the server; never a traceback
-        click.echo(f"policyc: --server {server}: could not list its tools ({exc})", err=True)
+        # The reason may be the server's own words: no raw control characters from it.
+        reason = f"policyc: --server {server}: could not list its tools ({exc})"
+        click.echo(visible(reason), err=True)
         sys.exit(ExitCode.USAGE)

@@ -21,7 +21,9 @@ from .source_options import source_limit_options, source_limits
 @click.option(
     "--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a file would change."
 )
-@click.option("--diff", "show_diff", is_flag=True, help="Print a diff of the changes.")
+@click.option(
+    "--diff", "show_diff", is_flag=True, help="Print a diff of the changes; write nothing."
+)
 @source_limit_options
 def fmt(paths: tuple[str, ...], check_only: bool, show_diff: bool) -> None:
     """Format policy files (idempotent; comments are kept)."""
@@ -55,9 +57,10 @@ def fmt(paths: tuple[str, ...], check_only: bool, show_diff: bool) -> None:
                 f"{path} (formatted)",
             )
             click.echo("".join(diff), nl=False)
-        if not check_only:
+        if not (check_only or show_diff):
+            # A preview (`--check`, `--diff`) never touches the files it shows.
             path.write_text(outcome.text, encoding="utf-8")
-    verb = "would reformat" if check_only else "reformatted"
+    verb = "would reformat" if check_only or show_diff else "reformatted"
     for path in changed:
         click.echo(f"{verb} {path}", err=True)
     if broken:

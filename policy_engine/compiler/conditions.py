@@ -23,6 +23,7 @@ from ..language import ast
 from ..language.model import ResolvedPattern
 from ..language.path_filters import element_path
 from ..language.path_syntax import parse_path
+from ..language.urls import in_domain, url_host, url_path, url_scheme
 from .json_size import json_size
 from .jsonpath import CompiledPath, compile_path, find_memoised
 from .match_groups import GroupIndex, MatchGroup, pattern_key
@@ -291,6 +292,9 @@ _STRING_MAPS: dict[str, Callable[[str], str]] = {
     "upper": str.upper,
     "url_decode": url_decode,
     "normalize": normalize_text,
+    "host": url_host,
+    "scheme": url_scheme,
+    "path": url_path,
 }
 
 
@@ -575,9 +579,11 @@ def _predicate(node: ast.Condition, env: CompileEnv) -> tuple[OperandFn, Test]:
 
         def text_test(value: Any, ctx: EvalContext) -> bool:
             found, part = _first(needle, ctx)
-            return (
-                found and isinstance(value, str) and isinstance(part, str) and method(value, part)
-            )
+            if not found or not isinstance(value, str):
+                return False
+            if isinstance(part, list) and node.function == "in_domain":
+                return any(isinstance(p, str) and method(value, p) for p in part)
+            return isinstance(part, str) and method(value, part)
 
         return compile_operand(node.subject, env), text_test
     assert isinstance(node, ast.IsType)
@@ -594,6 +600,7 @@ _TEXT_TESTS: dict[str, Callable[[str, str], bool]] = {
     "contains": lambda text, part: part in text,
     "starts_with": str.startswith,
     "ends_with": str.endswith,
+    "in_domain": in_domain,
 }
 
 

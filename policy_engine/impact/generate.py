@@ -16,7 +16,7 @@ from typing import Any
 from ..compiler import PolicySet
 from ..language.path_syntax import Descend, Field, Index, PathSyntaxError, Wildcard, parse_path
 from ..language.payload_schema import example_payload
-from ..testing.runner import case_params
+from ..testing.runner import InvalidTestCase, case_params
 from .literals import Literals
 from .outcome import Message
 
@@ -38,10 +38,18 @@ PATTERN_SAMPLES: tuple[str, ...] = (
 
 
 def test_messages(policy_set: PolicySet, label: str) -> list[Message]:
-    """The message of every test block, as the test runs it (side and context included)."""
+    """The message of every test block as the test runs it: side, context, `only` and config.
+
+    Without its `only`, a test written for one interceptor also meets every
+    other one, and an unrelated rule that denies it hides what changed.
+    """
     found: list[Message] = []
     for file, case in policy_set.model.tests:
-        params, side = case_params(case)
+        try:
+            params, side = case_params(case)
+        except InvalidTestCase:
+            continue  # `policyc test` reports it; a diff cannot send it
+
         context = params.context.to_wire() if params.context is not None else None
         found.append(
             Message(
@@ -51,6 +59,8 @@ def test_messages(policy_set: PolicySet, label: str) -> list[Message]:
                 side,
                 context,
                 f"{label} {file}::{case.name}",
+                tuple(params.interceptors) if params.interceptors is not None else None,
+                params.config,
             )
         )
     return found

@@ -41,6 +41,10 @@ class Message:
     side: Side
     context: dict[str, Any] | None = None
     origin: str = ""
+    only: tuple[str, ...] | None = None
+    """The interceptors a test block restricts itself to (`only`); ``None`` runs the set."""
+    config: dict[str, dict[str, Any]] | None = None
+    """Per-interceptor config a test block gives (`config NAME {...}`)."""
 
     @classmethod
     def of(
@@ -56,7 +60,9 @@ class Message:
 
     def key(self) -> str:
         """Identical messages (a server records one line per interceptor) are run once."""
-        return canonical([self.event, self.phase, self.side, self.context, self.payload])
+        return canonical(
+            [self.event, self.phase, self.side, self.context, self.only, self.config, self.payload]
+        )
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,10 @@ class Outcome:
     error: str | None = None
     rewrites: tuple[tuple[str, str], ...] = ()
     """(mutator, canonical output) of every mutator that changed the payload, in chain order."""
+    blocking: frozenset[tuple[str, str]] = field(default_factory=frozenset)
+    """(interceptor, rule) of every rule that denied it (error severity, not in audit mode)."""
+    ran: frozenset[str] = field(default_factory=frozenset)
+    """The interceptors that ran: a rule of one that did not is no evidence either way."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,8 @@ class OutcomeRunner:
             event=message.event,
             phase=message.phase,
             payload=message.payload,
+            interceptors=list(message.only) if message.only is not None else None,
+            config=message.config,
             context=(
                 InvocationContext.model_validate(message.context) if message.context else None
             ),
@@ -119,11 +131,15 @@ class OutcomeRunner:
     def _reduce(self, result: ChainExecutionResult, message: Message) -> Outcome:
         fired: set[tuple[str, str]] = set()
         blocking: dict[str, str] = {}
+        audited = {entry.interceptor for entry in result.results if entry.mode == "audit"}
+        denials: set[tuple[str, str]] = set()
         for name, trace in self._provider.traces:
             for event in trace.events:
                 fired.add((name, event.rule.code))
                 if event.severity == "error":
                     blocking.setdefault(name, event.rule.code)
+                    if name not in audited:
+                        denials.add((name, event.rule.code))
         messages: list[tuple[str, str, str, str]] = []
         rewrites: list[tuple[str, str]] = []
         severity: str | None = None
@@ -152,6 +168,8 @@ class OutcomeRunner:
             frozenset(fired),
             error,
             tuple(rewrites),
+            frozenset(denials),
+            frozenset(entry.interceptor for entry in result.results),
         )
 
 
@@ -174,6 +192,13 @@ def _rewriter_of(before: Outcome, after: Outcome) -> tuple[str, str]:
     return _rule_of(before, after)
 
 
+def _rules_only_in(first: Outcome, second: Outcome) -> tuple[str, str] | None:
+    """The first rule denying in ``first`` and not in ``second`` (its interceptor ran in both)."""
+    both = first.ran & second.ran
+    only = sorted(r for r in first.blocking - second.blocking if r[0] in both)
+    return only[0] if only else None
+
+
 def compare_outcomes(message: Message, before: Outcome, after: Outcome) -> Change | None:
     """The one change a message shows between two outcomes, most important first."""
     kind: ChangeKind
@@ -187,6 +212,12 @@ def compare_outcomes(message: Message, before: Outcome, after: Outcome) -> Chang
             "blocked-to-allowed",
             before.blocked_by or _rule_of(before, after),
         )
+    elif (loosened := _rules_only_in(before, after)) is not None:
+        # Still denied, but by fewer rules: the rule that let go is a loosening
+        # another rule happens to hide on this message, not a wording change.
+        kind, (interceptor, rule) = "blocked-to-allowed", loosened
+    elif (tightened := _rules_only_in(after, before)) is not None:
+        kind, (interceptor, rule) = "allowed-to-blocked", tightened
     elif before.decision == "allow" and before.payload != after.payload:
         kind, (interceptor, rule) = "mutation", _rewriter_of(before, after)
     elif before.severity != after.severity:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..language.hidden import json_escape, visible
 from .outcome import CHANGE_TITLES, Change, ChangeKind
 
 Format = Literal["text", "json", "markdown", "github"]
@@ -86,6 +87,14 @@ def _example(change: Change, keep: frozenset[str] | None) -> dict[str, Any]:
         "before": {"decision": change.before.decision, "severity": change.before.severity},
         "after": {"decision": change.after.decision, "severity": change.after.severity},
     }
+    if message.only is not None:
+        data["only"] = list(message.only)
+    if message.config is not None:
+        data["config"] = message.config if keep is None else mask(message.config, keep)
+    for side, outcome in (("before", change.before), ("after", change.after)):
+        if outcome.decision == "deny" and outcome.blocking:
+            # A rule-level change on a message another rule still denies says so.
+            data[side]["deniedBy"] = [f"{i} / {r}" for i, r in sorted(outcome.blocking)]
     if change.kind == "mutation":
         data["before"]["payload"] = before
         data["after"]["payload"] = after
@@ -105,6 +114,7 @@ def to_json(report: ImpactReport, keep: frozenset[str] | None) -> dict[str, Any]
         "groups": [
             {
                 "kind": g.kind,
+                "title": CHANGE_TITLES[g.kind],
                 "interceptor": g.interceptor,
                 "rule": g.rule,
                 "count": g.count,
@@ -117,23 +127,30 @@ def to_json(report: ImpactReport, keep: frozenset[str] | None) -> dict[str, Any]
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    """One-line JSON; a payload's hidden characters stay escapes, not terminal input."""
+    return json_escape(json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True))
 
 
 def render(report: ImpactReport, fmt: Format, keep: frozenset[str] | None) -> str:
     data = to_json(report, keep)
     if fmt == "json":
-        return json.dumps(data, indent=2, ensure_ascii=False)
+        return json_escape(json.dumps(data, indent=2, ensure_ascii=False))
     if fmt == "markdown":
-        return _markdown(data)
+        return visible(_markdown(data), keep="\n")
     if fmt == "github":
-        return _github(data)
-    return _text(data)
+        return visible(_github(data), keep="\n")
+    return visible(_text(data), keep="\n")
 
 
 def _summary(data: dict[str, Any]) -> str:
     if not data["changed"]:
         return f"no change in behaviour on {data['messages']} message(s)"
+    if not data["groups"]:
+        # A structural change is a change even when no message tried shows it.
+        return (
+            f"{len(data['structural'])} structural change(s); no difference in behaviour"
+            f" found on {data['messages']} message(s)"
+        )
     return (
         f"{data['changedMessages']} of {data['messages']} message(s) behave differently"
         f" in {len(data['groups'])} group(s)"
@@ -153,6 +170,13 @@ def _text(data: dict[str, Any]) -> str:
                 f"  {example['origin'] or 'example'}: {example['event']} {example['phase']}"
                 f" {_compact(example['payload'])}"
             )
+            if "only" in example:
+                lines.append(f"    only: {', '.join(example['only'])}")
+            if "config" in example:
+                lines.append(f"    config: {_compact(example['config'])}")
+            if _still_denied(group["kind"], example):
+                after = example["after"]["deniedBy"]
+                lines.append(f"    still denied by: {', '.join(after)}")
             if "payload" in example["before"]:
                 lines.append(f"    before: {_compact(example['before']['payload'])}")
                 lines.append(f"    after:  {_compact(example['after']['payload'])}")
@@ -161,6 +185,11 @@ def _text(data: dict[str, Any]) -> str:
                 lines.append(f"    after:  {_compact(example['after']['messages'])}")
     lines.extend(f"note: {note}" for note in data["notes"])
     return "\n".join(lines)
+
+
+def _still_denied(kind: str, example: dict[str, Any]) -> bool:
+    """A rule let go of a message another rule still denies."""
+    return kind == "blocked-to-allowed" and "deniedBy" in example["after"]
 
 
 def _markdown(data: dict[str, Any]) -> str:

@@ -2,17 +2,21 @@
 
 Rules are matched by their declared `code`; rules without one are matched by
 their structure (AST equality ignores positions), so moving a rule is not a
-change. Descriptor changes that weaken enforcement carry a risk note.
+change. Params (their defaults are what rules compare with), named patterns
+and every descriptor field are structural too: a pull request that edits
+only those changes meaning without touching a rule. Changes that weaken
+enforcement carry a risk note.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
 from ..language import ast
 from ..language.formatter import render_rule
-from ..language.model import PolicySetModel, ResolvedInterceptor
+from ..language.model import PolicySetModel, ResolvedInterceptor, ResolvedParam, ResolvedPattern
 
 Item = dict[str, Any]
 
@@ -50,6 +54,81 @@ def _descriptor_changes(old: ResolvedInterceptor, new: ResolvedInterceptor) -> l
     if gained:
         hooks = ", ".join(f"{e} {p}" for e, p in gained)
         found.append(_item("hooks", f"{name} now also runs on {hooks}"))
+    return found
+
+
+# Descriptor fields with their own, more specific items above (or below, for params).
+_DESCRIBED = frozenset({"name", "type", "failOpen", "mode", "hooks", "configSchema"})
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _other_descriptor_changes(old: ResolvedInterceptor, new: ResolvedInterceptor) -> list[Item]:
+    """Every other descriptor field (priority, version, compat, ...): nothing changes unseen."""
+    found: list[Item] = []
+    before, after = old.descriptor_fields, new.descriptor_fields
+    for key in sorted((before.keys() | after.keys()) - _DESCRIBED):
+        if before.get(key) != after.get(key):
+            found.append(
+                _item(
+                    "descriptor",
+                    f"`{new.name}` {key} {_json(before.get(key))} -> {_json(after.get(key))}",
+                )
+            )
+    return found
+
+
+def _param_text(param: ResolvedParam) -> str:
+    default = "" if param.required else f" = {_json(param.default)}"
+    return f"param {param.name}: {param.type}{default}"
+
+
+def _param_changes(old: ResolvedInterceptor, new: ResolvedInterceptor) -> list[Item]:
+    """A param's default is what every rule reading it compares with when config is absent."""
+    name = f"`{new.name}`"
+    found: list[Item] = []
+    for key in sorted(old.params.keys() - new.params.keys()):
+        found.append(_item("param removed", f"{name} {_param_text(old.params[key])}"))
+    for key in sorted(new.params.keys() - old.params.keys()):
+        found.append(_item("param added", f"{name} {_param_text(new.params[key])}"))
+    for key in sorted(old.params.keys() & new.params.keys()):
+        before, after = old.params[key], new.params[key]
+        if _param_text(before) != _param_text(after):
+            found.append(
+                _item(
+                    "param changed",
+                    f"{name} {_param_text(before)} -> {_param_text(after)}",
+                    "rules reading it change without being edited",
+                )
+            )
+    return found
+
+
+def _pattern_text(pattern: ResolvedPattern) -> str:
+    return f"/{pattern.source.replace('/', chr(92) + '/')}/{pattern.flags}"
+
+
+def _pattern_changes(old: PolicySetModel, new: PolicySetModel) -> list[Item]:
+    """Named patterns: widening one changes every rule that uses it, with no rule edited."""
+    olds = {k: p for k, p in old.patterns.items() if not p.builtin}
+    news = {k: p for k, p in new.patterns.items() if not p.builtin}
+    found: list[Item] = []
+    for key in sorted(olds.keys() - news.keys()):
+        found.append(_item("pattern removed", f"`{key}` {_pattern_text(olds[key])}"))
+    for key in sorted(news.keys() - olds.keys()):
+        found.append(_item("pattern added", f"`{key}` {_pattern_text(news[key])}"))
+    for key in sorted(olds.keys() & news.keys()):
+        before, after = olds[key], news[key]
+        if (before.source, before.flags, before.check) != (after.source, after.flags, after.check):
+            found.append(
+                _item(
+                    "pattern changed",
+                    f"`{key}` {_pattern_text(before)} -> {_pattern_text(after)}",
+                    "rules using it change without being edited",
+                )
+            )
     return found
 
 
@@ -134,6 +213,9 @@ def structural_diff(old: PolicySetModel, new: PolicySetModel) -> list[Item]:
         found.append(_item("added", f"interceptor `{name}`"))
     for name in sorted(olds.keys() & news.keys()):
         found.extend(_descriptor_changes(olds[name], news[name]))
+        found.extend(_other_descriptor_changes(olds[name], news[name]))
+        found.extend(_param_changes(olds[name], news[name]))
         found.extend(_rule_changes(olds[name], news[name]))
+    found.extend(_pattern_changes(old, new))
     found.extend(_order_changes(old, new))
     return found

@@ -59,7 +59,17 @@ class ParamRef:
 
 
 FunctionName = Literal[
-    "length", "size", "count", "lower", "upper", "url_decode", "normalize", "keys"
+    "length",
+    "size",
+    "count",
+    "lower",
+    "upper",
+    "url_decode",
+    "normalize",
+    "keys",
+    "host",
+    "scheme",
+    "path",
 ]
 
 
@@ -144,12 +154,13 @@ class Like:
     span: Span = _span()
 
 
-TextFunction = Literal["contains", "starts_with", "ends_with"]
+TextFunction = Literal["contains", "starts_with", "ends_with", "in_domain"]
 
 
 @dataclass(frozen=True)
 class TextTest:
-    """``contains(x, s)``, ``starts_with(x, s)``, ``ends_with(x, s)``: substring tests."""
+    """``contains(x, s)``, ``starts_with(x, s)``, ``ends_with(x, s)``: substring tests;
+    ``in_domain(h, d)``: host ``h`` is domain ``d`` or below it (``d`` may be a list)."""
 
     function: TextFunction
     subject: Operand

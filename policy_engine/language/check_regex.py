@@ -1,7 +1,8 @@
 """Every user regex must compile under RE2, the linear-time engine policies run on.
 
-RE2 rejects backreferences and lookaround; those get named and an
-alternative suggested rather than RE2's terse error text.
+RE2 rejects backreferences, lookaround, atomic groups and possessive
+quantifiers; those get named and what to write instead suggested, rather
+than RE2's terse error text.
 """
 
 from __future__ import annotations
@@ -27,6 +28,38 @@ class RegexProblem:
     help: str | None
 
 
+_BACKREF = (
+    "RE2 guarantees linear time and has no backreferences; match the repeated "
+    "text explicitly or check it with a second rule"
+)
+_LOOKAHEAD = (
+    "RE2 has no lookaround; to require X after the match, make X part of the match "
+    "(`foo(?:X)`); to check it separately, add a condition: `and $.x matches /X/`"
+)
+_NEGATIVE = (
+    "RE2 has no lookaround; write the exclusion as its own condition: "
+    "`$.x matches /foo/ and not ($.x matches /foo(?:X)/)`"
+)
+# (opener, what it is, what to write instead), longest openers first.
+_GROUPS = (
+    ("(?<=", "lookbehind", _LOOKAHEAD.replace("after", "before").replace("foo(?:X)", "(?:X)foo")),
+    ("(?<!", "negative lookbehind", _NEGATIVE.replace("foo(?:X)", "(?:X)foo")),
+    ("(?=", "lookahead", _LOOKAHEAD),
+    ("(?!", "negative lookahead", _NEGATIVE),
+    (
+        "(?>",
+        "atomic group",
+        "RE2 never backtracks, so a plain group matches the same text: write `(?:...)`",
+    ),
+    ("(?P=", "named backreference", _BACKREF),
+    (
+        "(?(",
+        "conditional group",
+        "write the cases as alternatives `(?:A|B)`, or as two rules",
+    ),
+)
+
+
 def _unsupported_construct(source: str) -> RegexProblem | None:
     i = 0
     in_class = False
@@ -38,11 +71,16 @@ def _unsupported_construct(source: str) -> RegexProblem | None:
                 return RegexProblem(
                     "E201",
                     f"backreference `\\{nxt}` is not supported by RE2",
-                    "RE2 guarantees linear time and has no backreferences; match the repeated "
-                    "text explicitly or check it with a second rule",
+                    _BACKREF,
                 )
             if nxt == "k" and not in_class:
-                return RegexProblem("E201", "named backreference is not supported by RE2", None)
+                return RegexProblem("E201", "named backreference is not supported by RE2", _BACKREF)
+            if nxt == "Z" and not in_class:
+                return RegexProblem(
+                    "E201",
+                    "`\\Z` is not supported by RE2",
+                    "write `\\z` for the end of the text, or `$` (which is the same without `m`)",
+                )
             i += 2
             continue
         if c == "[":
@@ -50,21 +88,17 @@ def _unsupported_construct(source: str) -> RegexProblem | None:
         elif c == "]":
             in_class = False
         elif c == "(" and not in_class and source.startswith("(?", i):
-            for opener, kind in (
-                ("(?=", "lookahead"),
-                ("(?!", "negative lookahead"),
-                ("(?<=", "lookbehind"),
-                ("(?<!", "negative lookbehind"),
-            ):
+            for opener, kind, instead in _GROUPS:
                 if source.startswith(opener, i):
                     return RegexProblem(
-                        "E201",
-                        f"{kind} `{opener}...)` is not supported by RE2",
-                        "RE2 has no lookaround; match the surrounding text and keep a group, "
-                        "or split the check into two rules joined with `and not`",
+                        "E201", f"{kind} `{opener}...)` is not supported by RE2", instead
                     )
-            if source.startswith("(?>", i):
-                return RegexProblem("E201", "atomic group `(?>...)` is not supported by RE2", None)
+        elif c in "*+?}" and not in_class and source.startswith("+", i + 1):
+            return RegexProblem(
+                "E201",
+                f"possessive quantifier `{c}+` is not supported by RE2",
+                f"RE2 never backtracks, so `{c}` alone matches the same text: drop the `+`",
+            )
         i += 1
     return None
 
@@ -85,7 +119,11 @@ def regex_problem(source: str, flags: str) -> RegexProblem | None:
         re2.compile(regex_with_flags(source, flags), check_options())
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
-        return RegexProblem("E201", f"invalid regex: {reason}", None)
+        return RegexProblem(
+            "E201",
+            f"invalid regex: {reason}",
+            "policies use RE2 syntax (https://github.com/google/re2/wiki/Syntax)",
+        )
     return None
 
 

@@ -61,7 +61,7 @@ def operand_type(operand: ast.Operand, interceptor: ResolvedInterceptor) -> Stat
 
 
 _NUMBER_FUNCTIONS = ("length", "size", "count")
-_STRING_FUNCTIONS = ("lower", "upper", "url_decode", "normalize")
+_STRING_FUNCTIONS = ("lower", "upper", "url_decode", "normalize", "host", "scheme", "path")
 
 
 def _mismatch(message: str, span: Span, help: str | None = None) -> Diagnostic:
@@ -74,7 +74,11 @@ def check_condition_types(
     for cmp in find(condition, ast.Compare):
         left, right = operand_type(cmp.left, interceptor), operand_type(cmp.right, interceptor)
         if left and right and left != right and "null" not in (left, right):
-            yield _mismatch(f"cannot compare a {left} with a {right}", cmp.span)
+            yield _mismatch(
+                f"cannot compare a {left} with a {right}",
+                cmp.span,
+                _compare_help(cmp, left, right),
+            )
             continue
         ordered = cmp.op in ("<", "<=", ">", ">=")
         for side, operand in ((left, cmp.left), (right, cmp.right)):
@@ -88,23 +92,37 @@ def check_condition_types(
     for match in find(condition, ast.Matches):
         kind = operand_type(match.subject, interceptor)
         if kind is not None and kind != "string":
-            yield _mismatch(f"`matches` needs a string, not a {kind}", match.span)
+            yield _mismatch(
+                f"`matches` needs a string, not a {kind}",
+                match.span,
+                f"a regex reads text; compare a {kind} with `==`, `<` or `in` instead",
+            )
     for like in find(condition, ast.Like):
         kind = operand_type(like.subject, interceptor)
         if kind is not None and kind != "string":
-            yield _mismatch(f"`like` needs a string, not a {kind}", like.span)
+            yield _mismatch(
+                f"`like` needs a string, not a {kind}",
+                like.span,
+                f"globs match text; compare a {kind} with `==` or `in` instead",
+            )
         if isinstance(like.globs, ast.ParamRef):
             glob_param = interceptor.params.get(like.globs.name)
             if glob_param is not None and glob_param.type.base != "string":
                 yield _mismatch(
                     f"`like` needs string globs; param `{glob_param.name}` is `{glob_param.type}`",
                     like.span,
+                    f"declare it `param {glob_param.name}: list[string]` (or `string`)",
                 )
     for test in find(condition, ast.TextTest):
         for operand in (test.subject, test.needle):
             kind = operand_type(operand, interceptor)
-            if kind is not None and kind != "string":
-                yield _mismatch(f"`{test.function}` needs strings, not a {kind}", test.span)
+            domains = test.function == "in_domain" and operand is test.needle and kind == "list"
+            if kind is not None and kind != "string" and not domains:
+                yield _mismatch(
+                    f"`{test.function}` needs strings, not a {kind}",
+                    test.span,
+                    f"it reads text; compare a {kind} with `==` or `in` instead",
+                )
     for member in find(condition, ast.In):
         kind = operand_type(member.container, interceptor)
         if kind is not None and kind != "list":
@@ -116,11 +134,48 @@ def check_condition_types(
     for node in find(condition, ast.Call):
         kind = operand_type(node.argument, interceptor)
         if node.function in _STRING_FUNCTIONS and kind not in (None, "string"):
-            yield _mismatch(f"`{node.function}` needs a string, not a {kind}", node.span)
+            yield _mismatch(
+                f"`{node.function}` needs a string, not a {kind}",
+                node.span,
+                f"apply it to a string field; a {kind} needs no `{node.function}`",
+            )
         if node.function == "keys" and kind is not None:
-            yield _mismatch(f"`keys` needs an object, not a {kind}", node.span)
+            yield _mismatch(
+                f"`keys` needs an object, not a {kind}",
+                node.span,
+                "point the path at an object (its parent), or compare the value itself",
+            )
         if node.function == "length" and kind in ("number", "bool", "null"):
-            yield _mismatch(f"`length` needs a string, list or object, not a {kind}", node.span)
+            yield _mismatch(
+                f"`length` needs a string, list or object, not a {kind}",
+                node.span,
+                f"compare the {kind} itself, e.g. `$.x > 10`",
+            )
+
+
+def _compare_help(cmp: ast.Compare, left: str, right: str) -> str:
+    """The likely fix: a quoted number or boolean, else what each side is."""
+    for operand, other in ((cmp.left, right), (cmp.right, left)):
+        if isinstance(operand, ast.Literal_) and isinstance(operand.value, str):
+            text = operand.value.strip()
+            if other in ("number", "int") and _is_number(text):
+                return f"write `{text}` without quotes: a quoted value is a string"
+            if other == "bool" and text in ("true", "false"):
+                return f"write `{text}` without quotes: a quoted value is a string"
+        if isinstance(operand, ast.Literal_) and other == "string":
+            value = operand.value
+            if isinstance(value, bool | int | float) and not isinstance(value, str):
+                shown = json.dumps(value)
+                return f'quote it, `"{shown}"`, to compare with a string'
+    return f"both sides must have one type: the left is a {left}, the right a {right}"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _ordering_help(operand: ast.Operand) -> str:
@@ -270,7 +325,9 @@ def _check_list_rule(rule: ast.ListRule, interceptor: ResolvedInterceptor) -> It
         param = interceptor.params.get(rule.globs.name)
         if param is not None and not (param.type.is_list and param.type.base == "string"):
             yield _mismatch(
-                f"param `{param.name}` must be a `list[string]` to list {rule.subject}", rule.span
+                f"param `{param.name}` must be a `list[string]` to list {rule.subject}",
+                rule.span,
+                f"declare it `param {param.name}: list[string]`",
             )
     events = [e for e, _ in interceptor.hooked()]
     targets = tuple(LIST_EVENTS[rule.subject])

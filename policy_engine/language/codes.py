@@ -54,6 +54,8 @@ CODES: dict[str, str] = {
     "W307": "priority on a validator is ignored",
     "W308": "pattern shadows a built-in pattern",
     "W309": "acknowledgement matches nothing",
+    "W310": "hidden character in the source",
+    "W311": "glob over URLs lets other hosts through",
     "W320": "rule shadowed by an earlier rule",
     "W321": "mutator change always overwritten",
     "W322": "deny list covered by an allow list",

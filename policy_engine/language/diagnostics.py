@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .hidden import visible
+
 
 class Severity(StrEnum):
     ERROR = "error"
@@ -58,7 +60,7 @@ class Diagnostic:
         data: dict[str, Any] = {
             "code": self.code,
             "severity": str(self.severity),
-            "message": self.message,
+            "message": visible(self.message),
             "file": self.span.file,
             "line": self.span.line,
             "column": self.span.column,
@@ -66,7 +68,7 @@ class Diagnostic:
             "endColumn": self.span.end_column,
         }
         if self.help:
-            data["help"] = self.help
+            data["help"] = visible(self.help)
         return data
 
 
@@ -102,7 +104,9 @@ class SourceCache:
 def render_text(diagnostic: Diagnostic, sources: SourceCache) -> str:
     """rustc-style: header, the source line, a caret run under the span, then help."""
     d = diagnostic
-    out = [f"{d.span}: {d.severity}[{d.code}]: {d.message}"]
+    # Messages quote names from tools snapshots and servers: a newline there
+    # would start a line of its own (a CI workflow command), so none is raw.
+    out = [f"{visible(str(d.span))}: {d.severity}[{d.code}]: {visible(d.message)}"]
     source_line = sources.line(d.span.file, d.span.line)
     if source_line is not None:
         gutter = str(d.span.line)
@@ -112,14 +116,20 @@ def render_text(diagnostic: Diagnostic, sources: SourceCache) -> str:
             if d.span.end_line == d.span.line
             else len(source_line) - d.span.column + 1
         )
-        caret = " " * (d.span.column - 1) + "^" * max(1, width)
+        # Hidden characters are quoted as escapes, so a bidi override cannot
+        # reorder the quote, and the caret moves with the wider spelling.
+        shown = [visible(c) for c in source_line.expandtabs(1)]
+        start = d.span.column - 1
+        lead = sum(len(s) for s in shown[:start])
+        width = sum(len(s) for s in shown[start : start + max(1, width)]) or width
+        caret = " " * lead + "^" * max(1, width)
         out.append(f"{pad} |")
-        out.append(f"{gutter} | {source_line.expandtabs(1)}")
+        out.append(f"{gutter} | {''.join(shown)}")
         out.append(f"{pad} | {caret}")
     for note in d.notes:
-        out.append(f"  = note: {note}")
+        out.append(f"  = note: {visible(note)}")
     if d.help:
-        out.append(f"  = help: {d.help}")
+        out.append(f"  = help: {visible(d.help)}")
     return "\n".join(out)
 
 
@@ -127,12 +137,18 @@ def render_github(diagnostic: Diagnostic) -> str:
     """A GitHub Actions workflow command, so problems show up inline on the PR."""
     d = diagnostic
     level = "error" if d.is_error else "warning"
-    message = d.message + (f" (help: {d.help})" if d.help else "")
+    message = visible(d.message + (f" (help: {d.help})" if d.help else ""))
     message = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return (
-        f"::{level} file={d.span.file},line={d.span.line},col={d.span.column},"
+        f"::{level} file={_github_property(d.span.file)},line={d.span.line},col={d.span.column},"
         f"endLine={d.span.end_line},endColumn={d.span.end_column},title={d.code}::{message}"
     )
+
+
+def _github_property(value: str) -> str:
+    """A workflow command property: `,` and `:` end it, so they are escaped as well."""
+    escaped = visible(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return escaped.replace(":", "%3A").replace(",", "%2C")
 
 
 def render_sarif(diagnostics: Sequence[Diagnostic], rules: dict[str, str]) -> str:
@@ -143,7 +159,9 @@ def render_sarif(diagnostics: Sequence[Diagnostic], rules: dict[str, str]) -> st
         result: dict[str, Any] = {
             "ruleId": d.code,
             "level": "error" if d.is_error else "warning",
-            "message": {"text": d.message + (f"\nhelp: {d.help}" if d.help else "")},
+            "message": {
+                "text": visible(d.message) + (f"\nhelp: {visible(d.help)}" if d.help else "")
+            },
             "locations": [
                 {
                     "physicalLocation": {

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from . import ast
 from .diagnostics import Diagnostic, Span
+from .hidden import json_escape, regex_escape
 from .limits import SourceLimits
 from .parser import parse_source
 
@@ -77,7 +78,8 @@ def format_policy(file: ast.PolicyFile) -> str:
 
 
 def _string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    """JSON spelling; characters that do not show as themselves stay escapes (Trojan Source)."""
+    return json_escape(json.dumps(text, ensure_ascii=False))
 
 
 def _number(value: int | float) -> str:
@@ -92,7 +94,7 @@ def _number(value: int | float) -> str:
 def _regex(regex: ast.RegexLiteral) -> str:
     if "\n" in regex.source or not regex.source or regex.source.startswith("*"):
         raise FormatError(f"regex source {regex.source!r} cannot be written as /.../")
-    return "/" + regex.source.replace("/", "\\/") + "/" + regex.flags
+    return "/" + regex_escape(regex.source).replace("/", "\\/") + "/" + regex.flags
 
 
 def _literal(value: Any) -> str:
@@ -127,7 +129,7 @@ def _pattern(pattern: ast.PatternRef) -> str:
 
 
 def _json_inline(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return json_escape(json.dumps(value, ensure_ascii=False, allow_nan=False))
 
 
 # ----------------------------------------------------------------- operands
@@ -543,7 +545,7 @@ def _test_statement_lines(stmt: ast.TestStatement) -> list[str]:
     inline = f"{head} {_json_inline(payloads[0])}"
     if len(INDENT) + len(inline) <= MAX_WIDTH:
         return [inline]
-    pretty = json.dumps(payloads[0], ensure_ascii=False, allow_nan=False, indent=2)
+    pretty = json_escape(json.dumps(payloads[0], ensure_ascii=False, allow_nan=False, indent=2))
     first, *rest = pretty.split("\n")
     return [f"{head} {first}", *rest]
 

@@ -231,6 +231,9 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
     unclosed = _block_left_open(exc, text, file)
     if unclosed is not None:
         return unclosed
+    open_json = _json_left_open(exc, text, file)
+    if open_json is not None:
+        return open_json
     glued_word = _keyword_with_extra_letters(exc, text, file)
     if glued_word is not None:
         return glued_word
@@ -310,6 +313,60 @@ def _block_left_open(exc: UnexpectedToken, text: str, file: str) -> Diagnostic |
         f"unexpected `{token}` inside a block",
         _token_span(file, token),
         f"add `}}` to close the block opened on line {open_line}",
+    )
+
+
+_CLOSERS = {"{": "}", "[": "]"}
+
+
+def _innermost_open_bracket(text: str) -> tuple[int, str] | None:
+    """Offset and kind of the innermost bracket ``text`` leaves open (strings, comments skipped)."""
+    stack: list[tuple[int, str]] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            index += 1
+            while index < len(text) and text[index] not in '"\n':
+                index += 2 if text[index] == "\\" else 1
+        elif char == "#":
+            while index < len(text) and text[index] != "\n":
+                index += 1
+        elif char in _CLOSERS:
+            stack.append((index, char))
+        elif char in "}]" and stack and _CLOSERS[stack[-1][1]] == char:
+            stack.pop()
+        index += 1
+    return stack[-1] if stack else None
+
+
+def _json_left_open(exc: UnexpectedToken, text: str, file: str) -> Diagnostic | None:
+    """A statement keyword where a JSON value wants `,` or a closer: a bracket is left open.
+
+    The parser only notices at the next statement, lines below; the bracket
+    that is never closed is where the fix goes, so that is where this points.
+    """
+    token = exc.token
+    expected = _expected_terminals(exc)
+    if "COMMA" not in expected or not expected & {"RBRACE", "RSQB"} or token.start_pos is None:
+        return None
+    if not (str(token).isalpha() or str(token) in ("}", "]")) or token.line is None:
+        return None
+    found = _innermost_open_bracket(text[: token.start_pos])
+    if found is None:
+        return None
+    offset, bracket = found
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    if line >= token.line:
+        return None
+    closer = _CLOSERS[bracket]
+    return Diagnostic(
+        "E001",
+        Severity.ERROR,
+        f"this `{bracket}` is never closed",
+        Span(file, line, column, line, column + 1),
+        f"add `{closer}` to close it before `{token}` on line {token.line}",
     )
 
 

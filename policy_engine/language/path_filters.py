@@ -48,6 +48,10 @@ _LANGUAGE_WORDS = (
     "keys",
     "normalize",
     "url_decode",
+    "host",
+    "scheme",
+    "path",
+    "in_domain",
     "any",
     "all",
 )

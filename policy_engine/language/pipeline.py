@@ -18,6 +18,7 @@ from . import ast
 from .acknowledge import apply_acknowledgements
 from .check_events import check_events, declared_events
 from .check_flow import check_flows
+from .check_hidden import check_hidden
 from .check_paths import check_interceptor_paths
 from .check_regex import check_regexes
 from .check_tools import ToolSnapshot, check_against_tools
@@ -133,6 +134,9 @@ def check_sources(
         for name, text in sources.items():
             outcome = parse_source(text, name, limits, rules_before=rules)
             diagnostics.extend(outcome.diagnostics)
+            if not any(d.is_error for d in outcome.diagnostics):
+                # A file that does not parse reports its syntax errors alone.
+                diagnostics.extend(check_hidden(text, name))
             if outcome.file is not None:
                 files.append(outcome.file)
                 rules += outcome.rules

@@ -15,6 +15,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..chain import side_for
 from ..compiler import PolicySet, RuleRef
 from ..compiler.jsonpath import CompiledPath, PayloadTooDeep, compile_path
@@ -94,33 +96,72 @@ def _values_at(path: CompiledPath, payload: Any) -> list[Any]:
         return []
 
 
+def _expectation(statement: ast.TestStatement) -> str:
+    """The expectation as written, so a failure names the line it comes from."""
+    if isinstance(statement, ast.ExpectDecision):
+        return f"expect {statement.decision}"
+    if isinstance(statement, ast.ExpectMessage):
+        return f"expect message {json.dumps(statement.text, ensure_ascii=False)}"
+    if isinstance(statement, ast.ExpectCode):
+        return f"expect code {statement.code}"
+    if isinstance(statement, ast.ExpectNoCode):
+        return f"expect no code {statement.code}"
+    if isinstance(statement, ast.ExpectNoMessages):
+        return "expect no messages"
+    if isinstance(statement, ast.ExpectPayload):
+        return "expect payload"
+    if isinstance(statement, ast.ExpectUnchanged):
+        return "expect unchanged" + ("" if statement.path is None else f" {statement.path.source}")
+    return type(statement).__name__
+
+
+def _decided(result: ChainExecutionResult, messages: list[str]) -> str:
+    """What the chain did: who denied and why, or that nothing did."""
+    if result.aborted_at is not None:
+        return f"deny by `{result.aborted_at.interceptor}` ({result.aborted_at.reason})"
+    return "allow" + (f" (messages: {messages})" if messages else " (no rule denied)")
+
+
+def _failure(
+    statement: ast.TestStatement,
+    given: ast.Given,
+    result: ChainExecutionResult,
+    fired_codes: set[str],
+    messages: list[str],
+) -> list[str]:
+    """What ``statement`` expected and what the run gave, or nothing when it holds."""
+    decision = "allow" if result.status == "success" else "deny"
+    fired = sorted(fired_codes) or "none"
+    if isinstance(statement, ast.ExpectDecision) and statement.decision != decision:
+        return [f"got {_decided(result, messages)}"]
+    if isinstance(statement, ast.ExpectMessage) and statement.text not in messages:
+        return [f"got messages {messages}" if messages else "got no messages"]
+    if isinstance(statement, ast.ExpectCode) and statement.code not in fired_codes:
+        return [f"rule `{statement.code}` did not fire; got {decision}, fired: {fired}"]
+    if isinstance(statement, ast.ExpectNoMessages) and messages:
+        return [f"got messages {messages}"]
+    if isinstance(statement, ast.ExpectPayload) and result.final_payload != statement.payload:
+        return [
+            "got a different final payload:\n"
+            + _payload_diff(statement.payload, result.final_payload)
+        ]
+    if isinstance(statement, ast.ExpectNoCode) and statement.code in fired_codes:
+        return [f"rule `{statement.code}` fired; got {_decided(result, messages)}"]
+    if isinstance(statement, ast.ExpectUnchanged):
+        return _unchanged(statement, given.payload, result.final_payload)
+    return []
+
+
 def _check(case: ast.TestBlock, result: ChainExecutionResult, fired_codes: set[str]) -> list[str]:
+    """One line per failed expectation: its line, the expectation as written, what it got."""
     failures: list[str] = []
     given = next(s for s in case.statements if isinstance(s, ast.Given))
-    decision = "allow" if result.status == "success" else "deny"
     messages = _messages(result)
     for statement in case.statements:
-        if isinstance(statement, ast.ExpectDecision) and statement.decision != decision:
-            reason = f" ({result.aborted_at.reason})" if result.aborted_at else ""
-            failures.append(f"expected {statement.decision}, got {decision}{reason}")
-        elif isinstance(statement, ast.ExpectMessage) and statement.text not in messages:
+        for got in _failure(statement, given, result, fired_codes, messages):
             failures.append(
-                f"expected message {statement.text!r}; messages were {messages or 'none'}"
+                f"line {statement.span.line}: `{_expectation(statement)}` failed: {got}"
             )
-        elif isinstance(statement, ast.ExpectCode) and statement.code not in fired_codes:
-            failures.append(
-                f"expected rule `{statement.code}` to fire; fired: {sorted(fired_codes) or 'none'}"
-            )
-        elif isinstance(statement, ast.ExpectNoMessages) and messages:
-            failures.append(f"expected no messages, got {messages}")
-        elif isinstance(statement, ast.ExpectPayload) and result.final_payload != statement.payload:
-            failures.append(
-                "final payload differs:\n" + _payload_diff(statement.payload, result.final_payload)
-            )
-        elif isinstance(statement, ast.ExpectNoCode) and statement.code in fired_codes:
-            failures.append(f"expected rule `{statement.code}` not to fire, and it did")
-        elif isinstance(statement, ast.ExpectUnchanged):
-            failures += _unchanged(statement, given.payload, result.final_payload)
     return failures
 
 
@@ -128,13 +169,13 @@ def _unchanged(statement: ast.ExpectUnchanged, before: Any, after: Any) -> list[
     if statement.path is None:
         if after == before:
             return []
-        return ["expected the payload unchanged:\n" + _payload_diff(before, after)]
+        return ["the payload changed:\n" + _payload_diff(before, after)]
     path = compile_path(parse_path(statement.path.source))
     old, new = _values_at(path, before), _values_at(path, after)
     if old == new:
         return []
     return [
-        f"expected `{statement.path.source}` unchanged:\n" + _payload_diff(old, new),
+        f"`{statement.path.source}` changed:\n" + _payload_diff(old, new),
     ]
 
 
@@ -156,7 +197,24 @@ def _held_back(case: ast.TestBlock, rules: list[RuleRef], paths: dict[str, str])
     }
 
 
+class InvalidTestCase(Exception):
+    """A test block the chain cannot run (its context is not an invocation context)."""
+
+
+def _context(statement: ast.TestContext) -> InvocationContext:
+    try:
+        return InvocationContext.model_validate(statement.context)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "context"
+        raise InvalidTestCase(
+            f"line {statement.span.line}: `context` is not an invocation context:"
+            f" `{where}`: {first['msg'].lower()}"
+        ) from None
+
+
 def case_params(case: ast.TestBlock) -> tuple[ChainExecutionParams, Side]:
+    """What the test block sends; ``InvalidTestCase`` when it cannot be sent."""
     given = next(s for s in case.statements if isinstance(s, ast.Given))
     phase: Phase = given.phase
     side: Side = side_for("client", phase)
@@ -171,7 +229,7 @@ def case_params(case: ast.TestBlock) -> tuple[ChainExecutionParams, Side]:
         elif isinstance(statement, ast.Only):
             names = list(statement.names)
         elif isinstance(statement, ast.TestContext):
-            context = InvocationContext.model_validate(statement.context)
+            context = _context(statement)
     params = ChainExecutionParams(
         event=given.event,
         phase=phase,
@@ -199,7 +257,11 @@ async def run_tests(policy_set: PolicySet, name_filter: str | None = None) -> Te
         if name_filter and name_filter not in case.name:
             continue
         case_started = time.perf_counter()
-        params, side = case_params(case)
+        try:
+            params, side = case_params(case)
+        except InvalidTestCase as exc:
+            cases.append(CaseResult(file, case.name, case.span.line, False, [str(exc)]))
+            continue
         result = await run_local_chain(provider, params, side)
         codes: set[str] = set()
         for _, trace in provider.traces:

@@ -64,8 +64,28 @@ def test_decision_message_and_code_expectations(runner: CliRunner, tmp_path: Pat
     )
     result = runner.invoke(cli, ["test", str(folder), "-v"])
     assert "guard_test.policy::rm denied PASSED" in result.output
-    assert "expected rule `no-rm` to fire; fired: ['noisy-ls']" in result.output
+    assert (
+        "line 10: `expect code no-rm` failed: rule `no-rm` did not fire; got allow,"
+        " fired: ['noisy-ls']" in result.output
+    )
     assert result.exit_code == 1
+
+
+def test_a_failure_names_the_expectation_and_what_it_got(runner: CliRunner, tmp_path: Path) -> None:
+    folder = _write(
+        tmp_path,
+        'test "rm allowed" {\n  given tools/call request {"name": "rm"}\n  expect allow\n'
+        '  expect no code no-rm\n  expect message "hello"\n}\n',
+    )
+    result = runner.invoke(cli, ["test", str(folder)])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("___ rm allowed")))
+    assert lines[start + 1 : start + 4] == [
+        "line 3: `expect allow` failed: got deny by `guard` (no rm)",
+        "line 4: `expect no code no-rm` failed: rule `no-rm` fired; got deny by `guard` (no rm)",
+        "line 5: `expect message \"hello\"` failed: got messages ['no rm']",
+    ]
 
 
 def test_coverage_threshold(runner: CliRunner, tmp_path: Path) -> None:
@@ -93,3 +113,22 @@ def test_no_tests_is_a_failure(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(cli, ["test", str(tmp_path)])
     assert result.exit_code == 1
     assert "no test blocks found" in result.output
+
+
+def test_an_invalid_context_fails_its_test_without_a_traceback(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    folder = _write(
+        tmp_path,
+        'test "no principal type" {\n  given tools/call request {"name": "rm"}\n'
+        '  context {"principal": {"id": "intern"}}\n  expect deny\n}\n',
+    )
+    result = runner.invoke(cli, ["test", str(folder)])
+    assert result.exit_code == 1
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert (
+        "line 3: `context` is not an invocation context: `principal.type`: field required"
+        in result.output
+    )
+    diffed = runner.invoke(cli, ["diff", str(folder), str(folder), "--budget", "5"])
+    assert diffed.exit_code == 0, diffed.output

@@ -34,7 +34,8 @@ def test_sampling_lists_rules_never_fired_as_evidence_not_proof(tmp_path: Path) 
         "validator v {\n"
         "  on tools/call request\n"
         '  deny if $.name == "shell_exec" "blocked" code reachable\n'
-        '  deny if $.arguments.token matches /^zz[0-9]{40}q$/ "odd token" code unreached\n'
+        # Two paths equal to each other: the generator places literals, never pairs.
+        '  deny if $.arguments.a == $.arguments.b and $.arguments.a == "zz" "odd" code unreached\n'
         "}\n"
     )
     result = CliRunner().invoke(cli, ["analyze", str(policy), "--sample", "30", "--format", "json"])

@@ -35,3 +35,15 @@ def test_documented_output_is_what_the_command_prints(
     monkeypatch.chdir(REPO)
     result = CliRunner().invoke(cli, shlex.split(command))
     assert steady(result.output) == steady(expected)
+
+
+def test_the_page_shows_a_loosening_that_edits_no_rule_caught_by_diff() -> None:
+    """The example pull request edits only params and a pattern; `diff` must still call it."""
+    example = "diff docs/examples/loosening"
+    [output] = [out for command, out in BLOCKS if command.startswith(example)]
+    assert "param changed" in output and "pattern changed" in output
+    assert output.count("blocked before, allowed now") == 3
+    old = (REPO / "docs/examples/loosening/old/egress.policy").read_text(encoding="utf-8")
+    new = (REPO / "docs/examples/loosening/new/egress.policy").read_text(encoding="utf-8")
+    rules = [line for line in old.splitlines() if line.strip().startswith("deny")]
+    assert rules == [line for line in new.splitlines() if line.strip().startswith("deny")]
