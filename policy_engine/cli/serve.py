@@ -86,6 +86,7 @@ def serve(
 ) -> None:
     """Serve policies as SEP-2624 interceptors (interceptors/list, interceptor/invoke)."""
     from ..compiler import compile_policies
+    from ..compiler.log_redaction import redact_for_log
     from ..server import (
         AuthConfigError,
         DecisionLog,
@@ -155,6 +156,7 @@ def serve(
     if decision_log:
         settings = DecisionLogSettings(
             include_payloads=log_payloads,
+            redact_payload=redact_for_log,
             max_bytes=bounds["decision_log_max_bytes"] or None,
             backups=bounds["decision_log_backups"],
             queue_lines=bounds["decision_log_queue"],

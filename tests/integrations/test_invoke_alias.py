@@ -1,4 +1,4 @@
-"""`interceptors/invoke`, the SEP's other spelling, answered like `interceptor/invoke` on every front.
+"""`interceptors/invoke`, the SEP's other spelling: answered as `interceptor/invoke` everywhere.
 
 The SEP's Backward Compatibility section writes `interceptors/invoke` once and
 renaming is under discussion upstream; a client that follows that sentence
@@ -32,7 +32,7 @@ SERVER = HERE / "policy_server.py"
 POLICIES = [HERE / "policies" / "integ_test.policy", ROOT / "policies" / "secrets.policy"]
 TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 LIMIT = 60
-FRONTS = ["serve-stdio", "serve-http", "expose-stdio", "expose-http", "gateway-stdio", "gateway-http"]
+FRONTS = [f"{kind}-{t}" for kind in ("serve", "expose", "gateway") for t in ("stdio", "http")]
 
 REDACT = {
     "name": "secret-redactor",
