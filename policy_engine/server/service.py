@@ -7,6 +7,7 @@ error (the SDK would answer an unexpected exception with code 0).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +34,8 @@ from .catalog import Catalog, CatalogCache
 from .decision_log import Decision, DecisionLog
 from .source import ProviderSource
 
+logger = logging.getLogger(__name__)
+
 _REASON_LIMIT = 200
 _KNOWN_NAMES_LIMIT = 50
 
@@ -52,9 +55,17 @@ def _params_error(exc: ValidationError) -> InterceptorError:
     return invalid_params("invalid params", fields=fields, errors=problems)
 
 
-def _failure_reason(exc: BaseException) -> str:
+def _failure_reason(name: str, exc: BaseException) -> str:
+    """The exception's type for the client; its message only in the server's log.
+
+    SEP-2624 (Information Disclosure): detailed errors are logged, never returned
+    to untrusted clients, and a message may quote the payload being evaluated.
+    """
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 3] + "..."
+    if len(text) > _REASON_LIMIT:
+        text = text[: _REASON_LIMIT - 3] + "..."
+    logger.warning("interceptor `%s` failed: %s", name[:_REASON_LIMIT], text)
+    return type(exc).__name__
 
 
 class InterceptorService:
@@ -93,7 +104,7 @@ class InterceptorService:
             try:
                 wire = result.to_wire()
             except Exception as exc:
-                raise execution_failed(params.name, _failure_reason(exc)) from None
+                raise execution_failed(params.name, _failure_reason(params.name, exc)) from None
         except InterceptorError as error:
             self._log_error(body, params, error, started)
             raise
@@ -120,7 +131,7 @@ class InterceptorService:
         except InterceptorError:
             raise
         except Exception as exc:
-            raise execution_failed(params.name, _failure_reason(exc)) from None
+            raise execution_failed(params.name, _failure_reason(params.name, exc)) from None
         if not isinstance(result, ValidationResult | MutationResult):
             reason = f"provider returned {type(result).__name__}, not an invoke result"
             raise execution_failed(params.name, reason)
