@@ -29,7 +29,8 @@ STAR = """validator star-watch "Sees every request" {
 
 def _invoke(id_: int, name: str, event: str = "tools/call", **extra: Any) -> dict[str, Any]:
     params = {"name": name, "event": event, "phase": "request", "payload": {"name": "ls"}}
-    return {"jsonrpc": "2.0", "id": id_, "method": "interceptor/invoke", "params": {**params, **extra}}
+    params.update(extra)
+    return {"jsonrpc": "2.0", "id": id_, "method": "interceptor/invoke", "params": params}
 
 
 async def test_a_star_hook_fires_for_every_event_on_its_own_phase_only(tmp_path: Path) -> None:
