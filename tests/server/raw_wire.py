@@ -27,10 +27,15 @@ HANDSHAKE: list[dict[str, Any]] = [
 
 
 async def exchange(
-    argv: Sequence[str], messages: Sequence[dict[str, Any]], cwd: Path, limit: float = 60
+    argv: Sequence[str],
+    messages: Sequence[dict[str, Any]],
+    cwd: Path,
+    limit: float = 60,
+    handshake: bool = True,
 ) -> tuple[dict[Any, dict[str, Any]], str]:
-    """Send the handshake and ``messages``; every answer by id, then the process's stderr."""
-    lines = [*HANDSHAKE, *messages]
+    """Send the handshake (unless ``messages`` bring their own) and ``messages``;
+    every answer by id, then the process's stderr."""
+    lines = [*HANDSHAKE, *messages] if handshake else list(messages)
     wanted = {m["id"] for m in lines if "id" in m}
     answers: dict[Any, dict[str, Any]] = {}
     process = await anyio.open_process(list(argv), cwd=str(cwd), env=dict(os.environ))
