@@ -7,7 +7,6 @@ error (the SDK would answer an unexpected exception with code 0).
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -32,11 +31,11 @@ from policy_engine.wire.errors import (
 
 from .catalog import Catalog, CatalogCache
 from .decision_log import Decision, DecisionLog
+from .rejections import RejectionLog
 from .source import ProviderSource
 
-logger = logging.getLogger(__name__)
-
 _REASON_LIMIT = 200
+_FAILURES = RejectionLog()
 _KNOWN_NAMES_LIMIT = 50
 
 
@@ -60,12 +59,15 @@ def _failure_reason(name: str, exc: BaseException) -> str:
 
     SEP-2624 (Information Disclosure): detailed errors are logged, never returned
     to untrusted clients, and a message may quote the payload being evaluated.
+    A client can make an interceptor fail at will, so the detail is logged the
+    first time per interceptor and exception type, and later failures counted.
     """
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    kind = type(exc).__name__
+    text = f"{kind}: {exc}" if str(exc) else kind
     if len(text) > _REASON_LIMIT:
         text = text[: _REASON_LIMIT - 3] + "..."
-    logger.warning("interceptor `%s` failed: %s", name[:_REASON_LIMIT], text)
-    return type(exc).__name__
+    _FAILURES.note(f"interceptor `{name}` failed with {kind}", text)
+    return kind
 
 
 class InterceptorService:
