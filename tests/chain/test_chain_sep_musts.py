@@ -1,4 +1,5 @@
-"""SEP-2624 chain requirements not covered elsewhere: audit-mode timeouts, immutable order.
+"""SEP-2624 chain requirements not covered elsewhere: audit-mode timeouts, immutable
+order, validators that cannot change the message.
 
 "Interceptors in audit mode that timeout MUST be logged but MUST NOT block
 the main flow", and "Interceptor chain order must be explicitly configured
@@ -14,7 +15,7 @@ import anyio
 import pytest
 
 from policy_engine.chain import ChainEntry, InterceptorChain
-from policy_engine.wire import ChainExecutionParams, InterceptorOverrides
+from policy_engine.wire import ChainExecutionParams, InterceptorOverrides, InvokeParams
 
 from .providers import ScriptedProvider, append, entries, hang, mutator, validator
 
@@ -79,3 +80,22 @@ async def test_the_configured_order_cannot_be_changed_at_run_time() -> None:
     built.pop()
     assert (await chain.execute(_params(), side="sending")).final_payload["trail"] == expected
     assert isinstance(chain.entries, tuple) and len(chain.entries) == 3
+
+
+@pytest.mark.parametrize("side", ["sending", "receiving"])
+async def test_nothing_a_validator_does_to_the_payload_reaches_the_message(side: str) -> None:
+    """Validators MUST NOT modify the payload: one that writes to the payload it was
+    given, and answers with a payload of its own, changes neither the final
+    payload nor what the mutator sees."""
+
+    async def tamper(params: InvokeParams) -> dict[str, Any]:
+        params.payload["name"] = "shell_exec"
+        params.payload["trail"].append("tampered")
+        return {"valid": True, "payload": {"name": "rm"}}
+
+    provider = ScriptedProvider("a", validator("sly", tamper), mutator("m", append("m")))
+    result = await InterceptorChain(entries(provider)).execute(_params(), side=side)
+    assert result.status == "success"
+    assert result.final_payload == {"name": "echo", "trail": ["m"]}
+    assert provider.journal.seen("m@a").payload["name"] == "echo"
+    assert ORIGINAL == {"name": "echo", "trail": []}
