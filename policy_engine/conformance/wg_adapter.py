@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -245,20 +246,34 @@ class _NodeSession:
 @asynccontextmanager
 async def _node_session(target: WgTarget, fixture: Fixture) -> AsyncIterator[_Session]:
     argv = ["node", str(SHIM), target.where, *([target.name] if target.name else [])]
-    process = await anyio.open_process(argv)
-    try:
-        session = _NodeSession(process)
-        await session.call("createSession", interceptors=list(fixture.interceptors))
-        yield session
-    finally:
-        with anyio.CancelScope(shield=True):
-            if process.stdin is not None:
-                await process.stdin.aclose()
-            with anyio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            process = await anyio.open_process(argv, stderr=errlog)
+        except OSError as exc:
+            raise RuntimeError(f"cannot start node: {exc.strerror or exc}") from None
+        try:
+            session = _NodeSession(process)
+            try:
+                await session.call("createSession", interceptors=list(fixture.interceptors))
+            except anyio.EndOfStream:
+                errlog.seek(0)
+                lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+                tail = " | ".join(lines[-3:])
+                raise RuntimeError(f"the adapter's process ended: {tail}") from None
+            yield session
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _end(process)
+
+
+async def _end(process: Process) -> None:
+    if process.stdin is not None:
+        await process.stdin.aclose()
+    with anyio.move_on_after(5):
+        await process.wait()
+    if process.returncode is None:
+        process.kill()
+        await process.wait()
 
 
 async def _step(session: _Session, step: Step, fixture: Fixture) -> str | None:

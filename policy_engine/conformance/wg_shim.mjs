@@ -10,7 +10,13 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 
 const [modulePath, exportName] = process.argv.slice(2);
-const loaded = await import(pathToFileURL(modulePath).href);
+let loaded;
+try {
+  loaded = await import(pathToFileURL(modulePath).href);
+} catch (error) {
+  process.stderr.write(`cannot load ${modulePath}: ${error?.message ?? error}\n`);
+  process.exit(1);
+}
 
 function pick() {
   if (exportName) return loaded[exportName];

@@ -90,3 +90,14 @@ def test_usage_errors(args: list[str], message: str) -> None:
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_node_adapter_that_cannot_load_is_an_error_quoting_node(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.mjs"
+    done = policyc(
+        "--wg-adapter", f"node:{missing}", "--fixture", "protocol/list-all", "--format", "json"
+    )
+    assert done.returncode == 1
+    fixture = statuses(done)["protocol/list-all"]
+    assert fixture["status"] == "error"
+    assert "Cannot find module" in fixture["reason"] or "ERR_MODULE_NOT_FOUND" in fixture["reason"]
