@@ -18,6 +18,7 @@ import click
 from ..conformance.report import Report
 from ..conformance.runner import ServerTarget, run_suite
 from ..conformance.suite import SuiteError, load_suite
+from ..conformance.wg_adapter import WgAdapterError, WgTarget, run_wg_suite
 from .exit_codes import ExitCode
 from .inputs import fail
 
@@ -44,6 +45,13 @@ _ADAPTER = (sys.executable, "-m", "policy_engine.cli.main", "conformance-adapter
     "over_http",
     is_flag=True,
     help="Without --server: run policyc's adapter over streamable HTTP instead of stdio.",
+)
+@click.option(
+    "--wg-adapter",
+    "wg_adapter",
+    metavar="SPEC",
+    help="Run an adapter that follows the working group's ADAPTER.md instead of a server: "
+    "python:MODULE:ATTR or node:PATH[#EXPORT].",
 )
 @click.option(
     "--fixture",
@@ -86,6 +94,7 @@ def conformance(
     server: str | None,
     url: str | None,
     over_http: bool,
+    wg_adapter: str | None,
     fixtures: tuple[str, ...],
     output_format: str,
     threshold: float,
@@ -93,6 +102,7 @@ def conformance(
     jobs: int,
 ) -> None:
     """Run the SEP-2624 conformance fixtures against an interceptor server."""
+    wg = _wg_target(wg_adapter, server, url, over_http)
     target = _target(server, url, over_http)
     try:
         suite = load_suite()
@@ -103,14 +113,32 @@ def conformance(
         fail(f"no fixture id starts with {', '.join(f'`{f}`' for f in fixtures)}")
 
     async def run() -> Report:
+        if wg is not None:
+            return await run_wg_suite(suite, wg, chosen, timeout_s=timeout_s, jobs=jobs)
         return await run_suite(suite, target, chosen, timeout_s=timeout_s, jobs=jobs)
 
-    report = anyio.run(run)
+    try:
+        report = anyio.run(run)
+    except WgAdapterError as exc:
+        fail(str(exc))
     if output_format == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
         click.echo(report.to_text(), nl=False)
     sys.exit(ExitCode.SUCCESS if report.meets(threshold) else ExitCode.PROBLEMS)
+
+
+def _wg_target(
+    spec: str | None, server: str | None, url: str | None, over_http: bool
+) -> WgTarget | None:
+    if spec is None:
+        return None
+    if server is not None or url is not None or over_http:
+        fail("--wg-adapter runs an adapter, not a server: leave out --server, --url and --http")
+    try:
+        return WgTarget.parse(spec)
+    except WgAdapterError as exc:
+        fail(str(exc))
 
 
 def _target(server: str | None, url: str | None, over_http: bool) -> ServerTarget:

@@ -169,6 +169,7 @@ def _logs(
     decision_log: str | None, log_payloads: bool, record_path: str | None, bounds: dict[str, Any]
 ) -> Iterator[tuple[DecisionLog | None, DecisionLog | None]]:
     """The decision log (reopened on SIGHUP) and the traffic record, closed on the way out."""
+    from ..compiler.log_redaction import redact_for_log
     from ..server import DecisionLog
     from ..server.decision_log import DecisionLogError, DecisionLogSettings
     from ..server.traffic_recorder import open_recorder
@@ -178,6 +179,7 @@ def _logs(
         if decision_log:
             settings = DecisionLogSettings(
                 include_payloads=log_payloads,
+                redact_payload=redact_for_log,
                 max_bytes=bounds["decision_log_max_bytes"] or None,
                 backups=bounds["decision_log_backups"],
                 queue_lines=bounds["decision_log_queue"],

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from policy_engine.compiler.log_redaction import redact_for_log
 from policy_engine.interception import ChainRun
 from policy_engine.server.decision_log import DecisionLog
 from policy_engine.server.traffic_recorder import open_recorder
@@ -60,7 +61,7 @@ class GatewayDecisionLog:
         if result.aborted_at is not None:
             record["abortedAt"] = result.aborted_at.interceptor
         if self.include_payloads and result.status == "success":
-            record["payload"] = result.final_payload
+            record["payload"] = redact_for_log(result.final_payload)
         self._writer.record_line(json.dumps(record, separators=(",", ":"), default=str))
 
     def close(self) -> None:

@@ -36,7 +36,7 @@ from mcp_types import (
 )
 
 from policy_engine.interception import LISTS, Interception, InterceptionSession, Refuse
-from policy_engine.server import EXTENSION_ID, INVOKE_METHOD, LIST_METHOD, InterceptorService
+from policy_engine.server import EXTENSION_ID, INVOKE_METHODS, LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
@@ -309,7 +309,7 @@ class GatewaySession:
         service = self.options.service
         if service is not None and method == LIST_METHOD:
             return _Reply(result=service.list(params))
-        if service is not None and method == INVOKE_METHOD:
+        if service is not None and method in INVOKE_METHODS:
             return _Reply(result=await service.invoke(params))
         if self.federated:
             if method in NAMED_LISTS or method in URI_LISTS:

@@ -50,6 +50,7 @@ SKIPPED_METHODS = frozenset(
         "notifications/cancelled",
         "interceptors/list",
         "interceptor/invoke",
+        "interceptors/invoke",
     }
 )
 """Lifecycle and the interceptor methods themselves: never intercepted, so nothing recurses."""

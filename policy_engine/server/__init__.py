@@ -19,7 +19,7 @@ Serves any ``InterceptorProvider`` over MCP (stdio or streamable HTTP) with
 - ``run``: ``run_server(ServerOptions)``, everything ``policyc serve`` does, for a library
 """
 
-from ..wire.constants import INVOKE_METHOD, LIST_METHOD
+from ..wire.constants import INVOKE_METHOD, INVOKE_METHODS, LIST_METHOD
 from .app import add_interceptor_methods, build_server
 from .auth import AuthConfigError, token_from_env
 from .catalog import EXTENSION_ID
@@ -35,6 +35,7 @@ from .source import ProviderCell, ProviderSource, static_source
 __all__ = [
     "EXTENSION_ID",
     "INVOKE_METHOD",
+    "INVOKE_METHODS",
     "LIST_METHOD",
     "AuthConfigError",
     "CompileFailure",

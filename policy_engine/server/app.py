@@ -18,7 +18,7 @@ from pydantic import ConfigDict, ValidationError
 
 from policy_engine import __version__
 from policy_engine.wire import InterceptorError
-from policy_engine.wire.constants import INVOKE_METHOD, LIST_METHOD
+from policy_engine.wire.constants import INVOKE_METHODS, LIST_METHOD
 
 from .catalog import EXTENSION_ID
 from .decision_log import DecisionLog
@@ -138,12 +138,13 @@ def add_interceptor_methods(server: Server[Any], service: InterceptorService) ->
     methods again: afterwards they answer -32601 as if never added (the SDK
     can replace a handler but not remove one) and handshakes stop advertising.
     """
-    for method in (LIST_METHOD, INVOKE_METHOD):
+    for method in (LIST_METHOD, *sorted(INVOKE_METHODS)):
         if _taken(server, method):
             raise ValueError(f"the server already answers `{method}`")
     methods = _InterceptorMethods(service)
     server.add_request_handler(LIST_METHOD, _RawParams, methods.list)
-    server.add_request_handler(INVOKE_METHOD, _RawParams, methods.invoke)
+    for method in INVOKE_METHODS:
+        server.add_request_handler(method, _RawParams, methods.invoke)
     advertiser = _AdvertiseInterceptors(service)
     server.middleware.append(advertiser)
 

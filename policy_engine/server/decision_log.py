@@ -34,6 +34,7 @@ import queue
 import stat
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -82,6 +83,9 @@ class DecisionLogSettings:
     field_chars: int = 256
     file_mode: int = 0o644
     """Permissions of a file the log creates (a traffic record is owner-only: 0o600)."""
+    redact_payload: Callable[[Any], Any] | None = None
+    """Applied to a payload before it is written; without one, no payload is written
+    (the SEP wants logged payloads redacted, and organizations no PII in logs)."""
 
 
 def _now() -> str:
@@ -270,7 +274,11 @@ class DecisionLog:
         if decision.error_code is not None:
             entry["errorCode"] = decision.error_code
         if self.include_payloads and decision.has_payload:
-            entry["payload"] = decision.payload
+            redact = self.settings.redact_payload
+            if redact is None:
+                entry["payloadOmitted"] = "no redactor configured"
+            else:
+                entry["payload"] = redact(decision.payload)
         try:
             return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
         except (TypeError, ValueError, RecursionError):

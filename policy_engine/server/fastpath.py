@@ -31,11 +31,11 @@ from mcp_types import (
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR
 
-from ..wire.constants import INVOKE_METHOD, LIST_METHOD
+from ..wire.constants import INVOKE_METHODS, LIST_METHOD
 from .service import InterceptorService
 
 Era = Literal["legacy", "modern"]
-_LANE_METHODS = frozenset({INVOKE_METHOD, LIST_METHOD})
+_LANE_METHODS = INVOKE_METHODS | {LIST_METHOD}
 
 
 def _has_envelope(params: Mapping[str, Any] | None) -> bool:
@@ -104,7 +104,7 @@ class FastLane:
     async def answer(self, request: JSONRPCRequest) -> bytes:
         """The encoded response line; never raises for a bad call or a bad result."""
         try:
-            if request.method == INVOKE_METHOD:
+            if request.method in INVOKE_METHODS:
                 result = await self._service.invoke(request.params)
             else:
                 result = self._service.list(request.params)

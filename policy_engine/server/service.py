@@ -31,9 +31,11 @@ from policy_engine.wire.errors import (
 
 from .catalog import Catalog, CatalogCache
 from .decision_log import Decision, DecisionLog
+from .rejections import RejectionLog
 from .source import ProviderSource
 
 _REASON_LIMIT = 200
+_FAILURES = RejectionLog()
 _KNOWN_NAMES_LIMIT = 50
 
 
@@ -52,9 +54,20 @@ def _params_error(exc: ValidationError) -> InterceptorError:
     return invalid_params("invalid params", fields=fields, errors=problems)
 
 
-def _failure_reason(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 3] + "..."
+def _failure_reason(name: str, exc: BaseException) -> str:
+    """The exception's type for the client; its message only in the server's log.
+
+    SEP-2624 (Information Disclosure): detailed errors are logged, never returned
+    to untrusted clients, and a message may quote the payload being evaluated.
+    A client can make an interceptor fail at will, so the detail is logged the
+    first time per interceptor and exception type, and later failures counted.
+    """
+    kind = type(exc).__name__
+    text = f"{kind}: {exc}" if str(exc) else kind
+    if len(text) > _REASON_LIMIT:
+        text = text[: _REASON_LIMIT - 3] + "..."
+    _FAILURES.note(f"interceptor `{name}` failed with {kind}", text)
+    return kind
 
 
 class InterceptorService:
@@ -93,7 +106,7 @@ class InterceptorService:
             try:
                 wire = result.to_wire()
             except Exception as exc:
-                raise execution_failed(params.name, _failure_reason(exc)) from None
+                raise execution_failed(params.name, _failure_reason(params.name, exc)) from None
         except InterceptorError as error:
             self._log_error(body, params, error, started)
             raise
@@ -120,7 +133,7 @@ class InterceptorService:
         except InterceptorError:
             raise
         except Exception as exc:
-            raise execution_failed(params.name, _failure_reason(exc)) from None
+            raise execution_failed(params.name, _failure_reason(params.name, exc)) from None
         if not isinstance(result, ValidationResult | MutationResult):
             reason = f"provider returned {type(result).__name__}, not an invoke result"
             raise execution_failed(params.name, reason)

@@ -15,6 +15,10 @@ MODE_ALIASES: dict[str, Mode] = {"enforce": "active"}
 # The SEP-2624 methods an interceptor server answers (one home for chain and server).
 LIST_METHOD = "interceptors/list"
 INVOKE_METHOD = "interceptor/invoke"
+# The SEP's Backward Compatibility section spells it once as `interceptors/invoke`
+# and renaming is discussed upstream: every front answers both (docs/conformance.md).
+INVOKE_METHOD_ALIAS = "interceptors/invoke"
+INVOKE_METHODS = frozenset({INVOKE_METHOD, INVOKE_METHOD_ALIAS})
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1

@@ -1,14 +1,18 @@
-"""One JSON line per invoke, payloads only on request and only after mutation."""
+"""One JSON line per invoke; payloads only on request, only after mutation, and redacted."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
-from server_harness import invoke, stdio_client
+from server_harness import REPO, invoke, stdio_client
+
+from policy_engine.chain import RemoteProvider, ServerSpec
+from policy_engine.wire import InvokeParams, MutationResult
 
 pytestmark = pytest.mark.e2e
 
@@ -64,9 +68,45 @@ async def test_decision_log_lines_without_payloads(tmp_path: Path) -> None:
     assert SECRET not in log.read_text()
 
 
-async def test_decision_log_payloads_only_after_mutation(tmp_path: Path) -> None:
+async def test_without_a_redactor_no_payload_is_written(tmp_path: Path) -> None:
+    """A server built on the API with payloads asked for but no redactor: fail closed."""
     log = tmp_path / "decisions.jsonl"
     entries = await _invoke_mix(log, "--include-payloads")
-    with_payload = [e for e in entries if "payload" in e]
-    assert [e["interceptor"] for e in with_payload] == ["uppercase-note"]
-    assert with_payload[0]["payload"]["arguments"]["note"] == "HELLO"
+    assert not [e for e in entries if "payload" in e]
+    omitted = [e["interceptor"] for e in entries if "payloadOmitted" in e]
+    assert omitted == ["uppercase-note"]
+    assert SECRET not in log.read_text()
+
+
+SERVE = (sys.executable, "-m", "policy_engine.cli.main", "serve")
+PACKS = [REPO / "policies" / "pii.policy", REPO / "policies" / "secrets.policy"]
+GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+EMAIL = "jane.roe@example.com"
+SSN = "SSN 078-05-1120"
+
+
+async def test_logged_payloads_hold_no_secret_or_personal_data(tmp_path: Path) -> None:
+    """`policyc serve --log-payloads`: each mutator removes one kind of data and passes
+    the other through; the log must hold neither (SEP: payloads with PII redaction)."""
+    log = tmp_path / "decisions.jsonl"
+    text = f"mail {EMAIL} token {GITHUB} {SSN}"
+    payload = {"name": "echo", "arguments": {"text": text}}
+    argv = (*SERVE, *map(str, PACKS), "--decision-log", str(log), "--log-payloads")
+    with anyio.fail_after(60):
+        async with RemoteProvider(ServerSpec(command=argv, cwd=str(REPO))) as server:
+            for name in ("pii-redactor", "secret-redactor"):
+                params = {"name": name, "event": "tools/call", "phase": "request"}
+                result = await server.invoke(
+                    InvokeParams.model_validate({**params, "payload": payload})
+                )
+                # The wire answer is the mutator's own: one kind of data is still in it.
+                assert isinstance(result, MutationResult)
+                assert (GITHUB in str(result.payload)) != (EMAIL in str(result.payload))
+    written = log.read_text()
+    entries = [json.loads(line) for line in written.splitlines()]
+    assert [e["interceptor"] for e in entries] == ["pii-redactor", "secret-redactor"]
+    assert all("payload" in e for e in entries)
+    for value in (GITHUB, EMAIL, "078-05-1120"):
+        assert value not in written
+    logged = [e["payload"]["arguments"]["text"] for e in entries]
+    assert all("[REDACTED:GITHUB_TOKEN]" in t or "[SECRET:GITHUB_TOKEN]" in t for t in logged)
