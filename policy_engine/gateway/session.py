@@ -380,7 +380,7 @@ class GatewaySession:
         if error is not None and error.message == _BLOCKED:
             return failure  # the policy refused the list itself: its own words
         logger.warning("backend %s: %s failed; refused the call it governs", backend.name, method)
-        reason = f"the gateway could not list every {method.split('/')[0]} to check this call"
+        reason = f"the gateway could not list every page of {method} to check this call"
         data = {"reason": reason, "listing": method, "server": backend.name}
         return _Reply(error=ErrorData(code=INTERNAL_ERROR, message="Listing failed", data=data))
 
