@@ -151,6 +151,7 @@ class GatewaySession:
         self.ready = anyio.Event()
         """Set once the backends are connected and :meth:`submit` may be called."""
         self.fatal: str | None = None
+        self._learning: dict[tuple[int, str, str], anyio.Lock] = {}
         self.rootless: set[str] = set()
         """Backends that asked for roots where no session stream can answer: refused."""
 
@@ -347,7 +348,7 @@ class GatewaySession:
             return _Reply(error=_needs_roots(backend.name))
         listing = _CALL_LISTS.get(method)
         if listing is not None and chain.needs_listing(listing[0], backend.name):
-            refused = await self._learn(chain, backend, *listing)
+            refused = await self._learn_once(chain, backend, *listing)
             if refused is not None:
                 return refused
         outcome = await chain.client_request(method, params, server=backend.name)
@@ -358,6 +359,22 @@ class GatewaySession:
         if isinstance(answer, Refuse):
             return _refused(answer)
         return _Reply(result=answer.payload)
+
+    async def _learn_once(
+        self, chain: InterceptionSession, backend: Backend, method: str, key: str
+    ) -> _Reply | None:
+        """:meth:`_learn`, once for calls that arrive together: the others wait for it
+        (a burst of first calls must not list every page once each)."""
+        slot = (id(chain), method, backend.name)
+        lock = self._learning.setdefault(slot, anyio.Lock())
+        try:
+            async with lock:
+                if not chain.needs_listing(method, backend.name):
+                    return None
+                return await self._learn(chain, backend, method, key)
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._learning.pop(slot, None)
 
     async def _learn(
         self, chain: InterceptionSession, backend: Backend, method: str, key: str

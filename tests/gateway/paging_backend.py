@@ -2,17 +2,19 @@
 
 Run as ``python paging_backend.py LOG MODE [DIR]``. It speaks JSON-RPC over stdio by
 hand so that a test controls every page: ``ok`` answers them all, ``fail`` answers
-page 2 of any list with an error, ``hang`` never answers page 2. ``fs`` is a
+page 2 of any list with an error, ``hang`` never answers page 2, ``slow`` answers it
+after a second. ``fs`` is a
 file reader that behaves as the npm ``server-filesystem`` does with roots: it asks
 a client that declares roots for them, and otherwise (or when asking fails) serves
-DIR, the directory it was started with. Every call, get and read it runs, and every
-roots answer it gets, is appended to LOG as a JSON line.
+DIR, the directory it was started with. Every page it is asked for, every call, get
+and read it runs, and every roots answer it gets, is appended to LOG as a JSON line.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +57,11 @@ def page(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     """One element a page; ``None`` where the mode says page 2 does not come."""
     key, items = PAGES[method]
     index = int(params.get("cursor") or 0)
+    record({"list": method, "page": index + 1})
     if index > 0 and MODE == "hang":
         return None
+    if index > 0 and MODE == "slow":
+        time.sleep(1)  # every request sent meanwhile waits in the pipe
     if index > 0 and MODE == "fail":
         return {"error": {"code": -32603, "message": "page store unavailable"}}
     result: dict[str, Any] = {key: items[index : index + 1]}

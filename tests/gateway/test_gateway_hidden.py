@@ -44,6 +44,15 @@ def paging(log: Path, mode: str = "ok") -> str:
     return f"pg={sys.executable} {PAGING} {log} {mode}"
 
 
+def ran(log: Path) -> list[dict[str, Any]]:
+    """What the backend ran, its pages left out."""
+    return [entry for entry in calls(log) if "list" not in entry]
+
+
+def pages(log: Path, method: str) -> list[int]:
+    return [entry["page"] for entry in calls(log) if entry.get("list") == method]
+
+
 def _sdk(client: Client) -> Call:
     async def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -124,7 +133,10 @@ async def test_hidden_items_are_refused_though_never_listed(tmp_path: Path, fron
     with anyio.fail_after(LIMIT):
         async with callers(front, "--backend", paging(log)) as (_, call):
             await attack(call)
-    assert calls(log) == SERVED
+    assert ran(log) == SERVED
+    for method in ("tools/list", "prompts/list", "resources/list"):
+        assert pages(log, method)[:2] == [1, 2], method  # the gateway's own, every page
+    assert pages(log, "resources/templates/list")[:1] == [1]  # one page
 
 
 @pytest.mark.parametrize("front", FRONTS)
@@ -143,7 +155,7 @@ async def test_hidden_items_are_refused_after_page_one_only(tmp_path: Path, fron
                 first = (await lister(method, {}))["result"]
                 assert len(first[key]) == 1 and first["nextCursor"] == "1"
             await attack(call)
-    assert calls(log) == SERVED
+    assert ran(log) == SERVED
 
 
 async def test_pages_spread_over_replicas_decide_nothing(tmp_path: Path) -> None:
@@ -163,7 +175,7 @@ async def test_pages_spread_over_replicas_decide_nothing(tmp_path: Path) -> None
     lists = [port for port, method, _ in served if method == "tools/list"]
     refused = [port for port, method, _ in served if method == "tools/call"]
     assert len(set(lists)) == 2 and set(refused) == set(ports)
-    assert calls(log) == []
+    assert ran(log) == []
 
 
 @pytest.mark.parametrize("front", FRONTS)
@@ -186,7 +198,7 @@ async def test_a_listing_that_fails_refuses_the_call(tmp_path: Path, front: str,
                 assert (error["code"], error["message"]) == (-32603, "Listing failed")
                 assert error["data"]["listing"] == method.split("/")[0] + "/list"
                 assert "page store" not in str(error)
-    assert calls(log) == []
+    assert ran(log) == []
 
 
 def _roots_tree(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -247,4 +259,21 @@ async def test_stateless_refuses_a_backend_that_asks_for_roots(tmp_path: Path) -
     assert answer["error"]["code"] == -32600
     assert answer["error"]["message"] == "Backend needs roots"
     assert "--stateless" in answer["error"]["data"]["reason"]
-    assert calls(log) == [{"roots": None, "error": True}]  # asked, told no; ran nothing
+    assert ran(log) == [{"roots": None, "error": True}]  # asked, told no; ran nothing
+
+
+async def test_first_calls_together_list_once(tmp_path: Path) -> None:
+    """Calls that arrive together before anything was listed wait for one listing."""
+    log = tmp_path / "calls.log"
+    with anyio.fail_after(LIMIT):
+        async with callers("stdio", "--backend", paging(log, "slow")) as (_, call):
+            answers: list[dict[str, Any]] = []
+
+            async def one() -> None:
+                answers.append(await call("tools/call", {"name": "echo", "arguments": {}}))
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(8):
+                    tg.start_soon(one)
+    assert all("result" in answer for answer in answers) and len(answers) == 8
+    assert pages(log, "tools/list") == [1, 2]
