@@ -131,7 +131,7 @@ def session_options(
     shared: bool = False,
 ) -> SessionOptions:
     """``shared``: the session serves many callers, one request at a time each (no
-    stream back to a client, and lists learned before the calls they govern)."""
+    stream back to a client)."""
     service = exposed_service(interception.chain) if options.expose_interceptors else None
     return SessionOptions(
         backends=list(options.backends),
@@ -141,7 +141,6 @@ def session_options(
         interceptor_capability=capability(service) if service is not None else {},
         service=service,
         back_channel=not shared,
-        learn_lists=shared,
     )
 
 

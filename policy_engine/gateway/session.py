@@ -35,10 +35,21 @@ from mcp_types import (
     RequestId,
 )
 
-from policy_engine.interception import LISTS, Interception, InterceptionSession, Refuse
+from policy_engine.interception import (
+    LIST_CHANGED,
+    LISTS,
+    Interception,
+    InterceptionSession,
+    Refuse,
+)
 from policy_engine.server import EXTENSION_ID, INVOKE_METHODS, LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
-from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
+from policy_engine.wire.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+)
 
 from .backend import Backend, BackendError, BackendSpec, describe
 from .federation import (
@@ -76,9 +87,6 @@ class SessionOptions:
     back_channel: bool = True
     """Whether requests from a backend can reach the client. A stateless front has no
     session stream to carry them: they are refused, and the backend is told why."""
-    learn_lists: bool = False
-    """List a kind through the chain before a call of it, when this connection has not:
-    a stateless replica must know what a filtered list hides without having served it."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,9 @@ class GatewaySession:
         self.ready = anyio.Event()
         """Set once the backends are connected and :meth:`submit` may be called."""
         self.fatal: str | None = None
+        self._learning: dict[tuple[int, str, str], anyio.Lock] = {}
+        self.rootless: set[str] = set()
+        """Backends that asked for roots where no session stream can answer: refused."""
 
     # the session's life
 
@@ -240,6 +251,15 @@ class GatewaySession:
         assert reply.result is not None
         return reply.result
 
+    async def settle(self) -> None:
+        """A ping to every backend: what a backend asks right after the handshake (its
+        roots) has arrived once the answer, which comes after it, has."""
+        for backend in self._order:
+            try:
+                await self._request(backend, "ping", None)
+            except (BackendError, InterceptorError) as err:
+                logger.warning("backend %s did not answer a ping: %s", backend.name, err)
+
     def _chain(self) -> InterceptionSession:
         scope = _SCOPE.get()
         return scope.chain if scope is not None else self.chain
@@ -324,18 +344,62 @@ class GatewaySession:
 
     async def _call(self, backend: Backend, method: str, params: dict[str, Any] | None) -> _Reply:
         chain = self._chain()
+        if backend.name in self.rootless:
+            return _Reply(error=_needs_roots(backend.name))
         listing = _CALL_LISTS.get(method)
-        learn = listing is not None and self.options.learn_lists
-        if learn and listing is not None and chain.needs_listing(listing[0], backend.name):
-            await self._whole_list(backend, *listing)
+        if listing is not None and chain.needs_listing(listing[0], backend.name):
+            refused = await self._learn_once(chain, backend, *listing)
+            if refused is not None:
+                return refused
         outcome = await chain.client_request(method, params, server=backend.name)
         if isinstance(outcome, Refuse):
             return _refused(outcome)
         result = await self._request(backend, method, outcome.payload)
-        answer = await chain.client_response(method, result, server=backend.name)
+        answer = await chain.client_response(method, result, server=backend.name, request=params)
         if isinstance(answer, Refuse):
             return _refused(answer)
         return _Reply(result=answer.payload)
+
+    async def _learn_once(
+        self, chain: InterceptionSession, backend: Backend, method: str, key: str
+    ) -> _Reply | None:
+        """:meth:`_learn`, once for calls that arrive together: the others wait for it
+        (a burst of first calls must not list every page once each)."""
+        slot = (id(chain), method, backend.name)
+        lock = self._learning.setdefault(slot, anyio.Lock())
+        try:
+            async with lock:
+                if not chain.needs_listing(method, backend.name):
+                    return None
+                return await self._learn(chain, backend, method, key)
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._learning.pop(slot, None)
+
+    async def _learn(
+        self, chain: InterceptionSession, backend: Backend, method: str, key: str
+    ) -> _Reply | None:
+        """List every page of ``method`` through the chain (resources: their templates
+        too) before a call it governs; a listing that fails refuses the call."""
+        _, failure = await self._whole_list(backend, method, key)
+        templates: list[Any] = []
+        if failure is None and method == "resources/list":
+            templates, failure = await self._whole_list(
+                backend, "resources/templates/list", "resourceTemplates"
+            )
+            error = failure.error if failure is not None else None
+            if error is not None and error.code == METHOD_NOT_FOUND:
+                templates, failure = [], None  # a backend without templates
+        if failure is None:
+            chain.listed(method, backend.name, _uri_templates(templates))
+            return None
+        error = failure.error
+        if error is not None and error.message == _BLOCKED:
+            return failure  # the policy refused the list itself: its own words
+        logger.warning("backend %s: %s failed; refused the call it governs", backend.name, method)
+        reason = f"the gateway could not list every page of {method} to check this call"
+        data = {"reason": reason, "listing": method, "server": backend.name}
+        return _Reply(error=ErrorData(code=INTERNAL_ERROR, message="Listing failed", data=data))
 
     async def _request(
         self,
@@ -471,6 +535,10 @@ class GatewaySession:
         logger.debug("%s -> %s (id %s)", backend.name, request.method, request.id)
         method = request.method
         if not self.options.back_channel:
+            if method == "roots/list":
+                # It would go on with the directories it was started with, not the client's.
+                logger.error("backend %s asks for roots; no client can give them", backend.name)
+                self.rootless.add(backend.name)
             reason = f"the gateway has no session stream to the client (--stateless): {method}"
             refusal = ErrorData(
                 code=INVALID_REQUEST, message="No back channel", data={"reason": reason}
@@ -528,6 +596,9 @@ class GatewaySession:
                 scope.cancel()
                 await self._send_front(_cancelled(front_id, (params or {}).get("reason")))
             return
+        changed = LIST_CHANGED.get(message.method)
+        if changed is not None:
+            self.chain.forget(changed)  # what the list hides and shows is learned anew
         outcome = await self.chain.notification(
             message.method, params, origin="server", server=backend.name
         )
@@ -590,6 +661,23 @@ class GatewaySession:
             self._stop(f"backend {spec.name} could not be restarted")
         finally:
             ready.set()
+
+
+def _uri_templates(templates: list[Any]) -> list[str]:
+    return [
+        t["uriTemplate"]
+        for t in templates
+        if isinstance(t, dict) and isinstance(t.get("uriTemplate"), str)
+    ]
+
+
+def _needs_roots(server: str) -> ErrorData:
+    reason = (
+        "this backend asks for the client's roots, which a gateway without a session "
+        "stream (--stateless) cannot give it; serve it from a stateful gateway"
+    )
+    data = {"reason": reason, "server": server}
+    return ErrorData(code=INVALID_REQUEST, message="Backend needs roots", data=data)
 
 
 def _refused(refuse: Refuse) -> _Reply:

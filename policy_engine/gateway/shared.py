@@ -38,7 +38,7 @@ from mcp_types import (
 )
 from starlette.types import Receive, Send
 
-from policy_engine.interception import LISTS, InputKeys, Interception, InterceptionSession
+from policy_engine.interception import LIST_CHANGED, InputKeys, Interception, InterceptionSession
 from policy_engine.wire.errors import INTERNAL_ERROR
 
 from .backend import describe
@@ -55,7 +55,6 @@ _SSE_HEADERS = [
     (b"cache-control", b"no-cache, no-transform"),
     (b"x-accel-buffering", b"no"),
 ]
-_CHANGED = {f"notifications/{method.split('/')[0]}/list_changed": method for method in LISTS}
 
 
 @dataclass
@@ -180,7 +179,7 @@ class SharedSession:
         """No stream reaches a caller outside its request: what a list change hid is
         learned again; everything else is dropped (docs/gateway.md says which)."""
         method = getattr(message, "method", None)
-        listing = _CHANGED.get(method) if isinstance(method, str) else None
+        listing = LIST_CHANGED.get(method) if isinstance(method, str) else None
         if listing is not None:
             for view in self._views.values():
                 view.forget(listing)

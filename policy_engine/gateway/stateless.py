@@ -65,7 +65,9 @@ NEEDS_SESSION = frozenset(
 """Methods that act for one client over time: no stream carries their notifications."""
 _OWN_HANDSHAKE = {
     "protocolVersion": LATEST_HANDSHAKE_VERSION,
-    "capabilities": {},
+    # Roots declared so that a backend that limits itself by them (server-filesystem) asks,
+    # and is refused, instead of falling back to its own directories unseen.
+    "capabilities": {"roots": {}},
     "clientInfo": {"name": "policyc-gateway", "version": __version__},
 }
 
@@ -91,24 +93,27 @@ class SessionSigner:
 
 
 class SealedInputKeys:
-    """Input request names that carry their method, sealed with the fleet's key: an input
-    response is checked under the method its name says, on any replica (see InputKeys)."""
+    """Input request names that carry their method, sealed with the fleet's key together
+    with the request that asked: an input response is checked under the method its name
+    says, on any replica, and only on the retry of that request (see InputKeys)."""
 
     def __init__(self, key: Fingerprinter) -> None:
         self._key = key
 
-    def _seal(self, key: str, method: str, session_id: str | None) -> str:
-        return self._key.of(f"input-request\x00{session_id or ''}\x00{key}\x00{method}")
+    def _seal(self, key: str, method: str, session_id: str | None, request: str) -> str:
+        return self._key.of(
+            f"input-request\x00{session_id or ''}\x00{request}\x00{key}\x00{method}"
+        )
 
-    def seal(self, key: str, method: str, session_id: str | None) -> str:
-        return f"{key}~{method}~{self._seal(key, method, session_id)}"
+    def seal(self, key: str, method: str, session_id: str | None, request: str) -> str:
+        return f"{key}~{method}~{self._seal(key, method, session_id, request)}"
 
-    def open(self, sealed: str, session_id: str | None) -> tuple[str, str] | None:
+    def open(self, sealed: str, session_id: str | None, request: str) -> tuple[str, str] | None:
         parts = sealed.rsplit("~", 2)
         if len(parts) != 3:
             return None
         key, method, seal = parts
-        if not secrets.compare_digest(seal, self._seal(key, method, session_id)):
+        if not secrets.compare_digest(seal, self._seal(key, method, session_id, request)):
             return None
         return key, method
 
@@ -259,7 +264,14 @@ class StatelessFront(_Front):
     async def start(self, tg: TaskGroup, on_end: Callable[[str], None]) -> None:
         """Connect the backends and shake hands with them once, for every client."""
         await tg.start(self.shared.run, on_end)
-        self._handshake = await self.shared.session.open_handshake(dict(_OWN_HANDSHAKE))
+        session = self.shared.session
+        self._handshake = await session.open_handshake(dict(_OWN_HANDSHAKE))
+        await session.settle()
+        logger.warning(
+            "--stateless: client roots never reach the backends; a backend that asks for "
+            "roots is refused (%s)",
+            ", ".join(sorted(session.rootless)) or "none has asked yet",
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         found = await self._decoded(scope, receive, send)

@@ -12,6 +12,7 @@ Layers below: ``wire`` and ``chain``. It imports no transport and no MCP SDK.
 
 from .core import (
     INPUT_REQUIRED_METHODS,
+    LIST_CHANGED,
     LISTS,
     SKIPPED_METHODS,
     BlockStyle,
@@ -28,6 +29,7 @@ from .core import (
 __all__ = [
     "INPUT_REQUIRED_METHODS",
     "LISTS",
+    "LIST_CHANGED",
     "SKIPPED_METHODS",
     "BlockStyle",
     "ChainRun",

@@ -13,8 +13,10 @@ retried request run under the right event).
 
 from __future__ import annotations
 
+import json
+import re
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -81,6 +83,10 @@ LISTS: Mapping[str, ListKind] = {
     "resources/list": ListKind("resources", "uri", "resources/read", "resource"),
 }
 _CALLS = {kind.call: kind for kind in LISTS.values()}
+LIST_CHANGED: Mapping[str, str] = {
+    f"notifications/{method.split('/')[0]}/list_changed": method for method in LISTS
+}
+"""The notification a backend sends when a list changed, and that list's method."""
 
 
 @dataclass(frozen=True)
@@ -215,14 +221,40 @@ def blocked_result(error: InterceptorError) -> dict[str, Any]:
 
 class InputKeys(Protocol):
     """Names for 2026-07-28 input requests that say, to whoever holds the key, which method
-    each answers: a host that sees a retried request without having seen the result
-    that asked (another replica) still checks each input response under the right event."""
+    each answers and which request asked: a host that sees a retried request without
+    having seen the result that asked (another replica) still checks each input response
+    under the right event, and a name sealed for one request opens on no other."""
 
-    def seal(self, key: str, method: str, session_id: str | None) -> str: ...
+    def seal(self, key: str, method: str, session_id: str | None, request: str) -> str: ...
 
-    def open(self, sealed: str, session_id: str | None) -> tuple[str, str] | None:
-        """``(key, method)``, or ``None`` for a name this host's key did not seal."""
+    def open(self, sealed: str, session_id: str | None, request: str) -> tuple[str, str] | None:
+        """``(key, method)``, or ``None`` for a name this host's key did not seal for
+        ``request`` (:meth:`Asked.sealed`)."""
         ...
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What ties a retried 2026-07-28 request to the result that asked for input: its
+    method, the tool, prompt or resource it names, and the backend's ``requestState``."""
+
+    method: str
+    target: str | None
+    state: str | None
+
+    @classmethod
+    def of(cls, method: str, params: Mapping[str, Any] | None, state: Any) -> Asked:
+        body = params or {}
+        target = body.get("uri") if method == "resources/read" else body.get("name")
+        return cls(
+            method,
+            target if isinstance(target, str) else None,
+            state if isinstance(state, str) else None,
+        )
+
+    def sealed(self) -> str:
+        """The form a seal covers (:class:`InputKeys`)."""
+        return json.dumps([self.method, self.target, self.state])
 
 
 class InterceptionSession:
@@ -246,7 +278,11 @@ class InterceptionSession:
         self.input_keys = input_keys
         # (call method, server) -> {hidden identifier: interceptor that hid it}
         self._hidden: dict[tuple[str, str | None], dict[str, str]] = {}
-        self._inputs: OrderedDict[str, str] = OrderedDict()
+        # (call method, server) -> identifiers some list showed after the chain
+        self._shown: dict[tuple[str, str | None], set[str]] = {}
+        # (call method, server) -> templates shown, once the host listed every page itself
+        self._complete: dict[tuple[str, str | None], tuple[re.Pattern[str], ...]] = {}
+        self._inputs: OrderedDict[tuple[str, str | None, str], str] = OrderedDict()
 
     async def _run(
         self, event: str, phase: Phase, payload: Any, origin: Origin, server: str | None
@@ -292,7 +328,8 @@ class InterceptionSession:
                 carried["requestState"] = (params or {})["requestState"]
             responses = (params or {}).get("inputResponses")
             if responses is not None:
-                checked = await self._input_responses(responses, server)
+                asked = Asked.of(method, params, (params or {}).get("requestState"))
+                checked = await self._input_responses(responses, server, asked)
                 if isinstance(checked, Refuse):
                     return checked
                 carried["inputResponses"] = checked.payload
@@ -307,13 +344,20 @@ class InterceptionSession:
         return Forward(final)
 
     async def client_response(
-        self, method: str, result: dict[str, Any], *, server: str | None = None
+        self,
+        method: str,
+        result: dict[str, Any],
+        *,
+        server: str | None = None,
+        request: Mapping[str, Any] | None = None,
     ) -> Outcome:
-        """The result of a client's request, before the client sees it."""
+        """The result of a client's request (whose params were ``request``), before the
+        client sees it."""
         if method in SKIPPED_METHODS:
             return Forward(result)
         if method in INPUT_REQUIRED_METHODS and result.get("resultType") == "input_required":
-            return await self._input_requests(result, server)
+            asked = Asked.of(method, request, result.get("requestState"))
+            return await self._input_requests(result, server, asked)
         run = await self._run(method, "response", result, "client", server)
         if run is not None and not run.allowed:
             return self.core.refusal(method, run)
@@ -359,17 +403,26 @@ class InterceptionSession:
     # lists and what they hid
 
     def needs_listing(self, method: str, server: str | None) -> bool:
-        """Whether a policy filters this list and this connection has not seen it since
-        the last :meth:`forget`: a host that must enforce hidden elements without having
-        served the list (a stateless replica) lists it first."""
+        """Whether a policy filters this list and this host has not listed every page of
+        it itself since the last :meth:`forget`. A host lists it then, before the call it
+        governs: what a client listed (one page, or on another replica) proves nothing."""
         kind = LISTS[method]
-        return self.core.hooked(method, "response") and (kind.call, server) not in self._hidden
+        return self.core.hooked(method, "response") and (kind.call, server) not in self._complete
+
+    def listed(self, method: str, server: str | None, templates: Iterable[str] = ()) -> None:
+        """Every page of this list went through the chain (:meth:`client_response`): from
+        now on a call of this kind must name what a list showed, or (resources) match a
+        URI template a list showed, and not what the chain removed."""
+        call = LISTS[method].call
+        self._shown.setdefault((call, server), set())
+        self._complete[(call, server)] = tuple(_template_pattern(t) for t in templates)
 
     def forget(self, method: str) -> None:
-        """Drop what this list hid (its backend announced a change): learn it anew."""
+        """Drop what this list hid and showed (its backend announced a change): list anew."""
         call = LISTS[method].call
-        for key in [key for key in self._hidden if key[0] == call]:
-            del self._hidden[key]
+        for table in (self._hidden, self._shown, self._complete):
+            for key in [key for key in table if key[0] == call]:
+                del table[key]
 
     def _remember_hidden(
         self,
@@ -384,6 +437,7 @@ class InterceptionSession:
         hidden = self._hidden.setdefault((kind.call, server), {})
         for ident in shown:
             hidden.pop(ident, None)
+        self._shown.setdefault((kind.call, server), set()).update(shown)
         if removed:
             by = next((r.interceptor for r in run.results if r.modified), "policy")
             for ident in removed:
@@ -392,19 +446,35 @@ class InterceptionSession:
     def _hidden_use(
         self, method: str, params: dict[str, Any] | None, server: str | None
     ) -> Refuse | None:
+        """A call of what the chain removed from a list, or (once this host listed every
+        page itself) of what no list showed: refused, whatever the client listed."""
         kind = _CALLS.get(method)
-        if kind is None or not params:
+        if kind is None:
             return None
-        ident = params.get(kind.ident)
-        by = self._hidden.get((method, server), {}).get(ident) if isinstance(ident, str) else None
-        if by is None:
+        key = (method, server)
+        ident = (params or {}).get(kind.ident)
+        by = self._hidden.get(key, {}).get(ident) if isinstance(ident, str) else None
+        if by is not None:
+            why = f"this {kind.noun} is hidden by policy"
+        elif key in self._complete and not self._offered(key, ident):
+            by, why = "gateway", f"no list shows this {kind.noun}"
+        else:
             return None
-        item = validation_error_item(by, "error", f"this {kind.noun} is hidden by policy")
+        item = validation_error_item(by, "error", why)
         return self.core.refuse_with(method, chain_validation_failed([item]))
+
+    def _offered(self, key: tuple[str, str | None], ident: Any) -> bool:
+        if not isinstance(ident, str):
+            return False
+        if ident in self._shown.get(key, ()):
+            return True
+        return any(pattern.fullmatch(ident) for pattern in self._complete[key])
 
     # 2026-07-28 input requests and responses
 
-    async def _input_requests(self, result: dict[str, Any], server: str | None) -> Outcome:
+    async def _input_requests(
+        self, result: dict[str, Any], server: str | None, asked: Asked
+    ) -> Outcome:
         requests = result.get("inputRequests")
         if not isinstance(requests, dict):
             return Forward(result)
@@ -414,48 +484,55 @@ class InterceptionSession:
             if not isinstance(method, str):
                 checked[key] = request
                 continue
-            self._remember_input(key, method)
+            self._remember_input(asked, key, method)
             outcome = await self.server_request(method, request.get("params"), server=server)
             if isinstance(outcome, Refuse):
                 return outcome
             name = key
             if self.input_keys is not None:
-                name = self.input_keys.seal(key, method, self.session_id)
+                name = self.input_keys.seal(key, method, self.session_id, asked.sealed())
             checked[name] = {**request, "params": outcome.payload}
         return Forward({**result, "inputRequests": checked})
 
-    async def _input_responses(self, responses: Any, server: str | None) -> Outcome:
+    async def _input_responses(self, responses: Any, server: str | None, asked: Asked) -> Outcome:
+        """Each input response checked under the method of the input request it answers,
+        which must have been asked by this very request (``asked``); an answer shaped as
+        another method's, or to a name sealed for another request, is refused."""
         if not isinstance(responses, dict):
             return Forward(responses)
         checked: dict[str, Any] = {}
         for key, response in responses.items():
+            original, method = key, None
             if self.input_keys is not None:
-                opened = self.input_keys.open(key, self.session_id)
+                opened = self.input_keys.open(key, self.session_id, asked.sealed())
                 if opened is None or not isinstance(response, dict):
-                    why = "an input response that answers no input request of this gateway"
-                    item = validation_error_item("gateway", "error", why)
-                    return self.core.refuse_with("inputResponses", chain_validation_failed([item]))
-                original, sealed_method = opened
-                outcome = await self.server_response(sealed_method, response, server=server)
-                if isinstance(outcome, Refuse):
-                    return outcome
-                checked[original] = outcome.payload
-                continue
-            method = self._inputs.get(key) or _guess_input_method(response)
-            if method is None or not isinstance(response, dict):
-                checked[key] = response
-                continue
+                    return self._unanswerable("an input response that answers no input request")
+                original, method = opened
+            else:
+                remembered = self._inputs.get(_remembered(asked, key))
+                method = remembered or _guess_input_method(response)
+                if method is None or not isinstance(response, dict):
+                    checked[key] = response
+                    continue
+            shaped = _guess_input_method(response)
+            if shaped is not None and shaped != method:
+                return self._unanswerable(f"an input response shaped as {shaped} answers {method}")
             outcome = await self.server_response(method, response, server=server)
             if isinstance(outcome, Refuse):
                 return outcome
-            checked[key] = outcome.payload
+            checked[original] = outcome.payload
         return Forward(checked)
 
-    def _remember_input(self, key: str, method: str) -> None:
+    def _unanswerable(self, why: str) -> Refuse:
+        item = validation_error_item("gateway", "error", f"{why} of this request")
+        return self.core.refuse_with("inputResponses", chain_validation_failed([item]))
+
+    def _remember_input(self, asked: Asked, key: str, method: str) -> None:
         if self.input_keys is not None:
             return
-        self._inputs[key] = method
-        self._inputs.move_to_end(key)
+        name = _remembered(asked, key)
+        self._inputs[name] = method
+        self._inputs.move_to_end(name)
         while len(self._inputs) > _MAX_REMEMBERED_INPUTS:
             self._inputs.popitem(last=False)
 
@@ -469,6 +546,19 @@ def _idents(listing: Any, kind: ListKind) -> set[str]:
         for item in items
         if isinstance(item, dict) and isinstance(item.get(kind.ident), str)
     }
+
+
+def _remembered(asked: Asked, key: str) -> tuple[str, str | None, str]:
+    """An input request as a view that saw it remembers it: by its request's method and
+    state (an in-code host may not say which tool the result came from)."""
+    return (asked.method, asked.state, key)
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """A URI template (RFC 6570) as a pattern each of its expressions may fill in any way:
+    loose on purpose, since it only admits what a template a list showed could name."""
+    parts = re.split(r"\{[^{}]*\}", template)
+    return re.compile(".*".join(re.escape(part) for part in parts), re.DOTALL)
 
 
 def _guess_input_method(response: Any) -> str | None:

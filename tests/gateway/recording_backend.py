@@ -149,6 +149,25 @@ async def summarize(text: str, ctx: Context) -> str | InputRequiredResult:
 
 
 @server.tool()
+async def quiz(topic: str, ctx: Context) -> str | InputRequiredResult:
+    """Asks the client's model on 2026-07-28, under the input key (`q`) that `ask` gives the
+    user's answer: a name the two must not be able to swap."""
+    record("quiz", topic=topic)
+    if ctx.protocol_version != "2026-07-28":
+        return "2026-07-28 only"
+    responses = ctx.input_responses
+    if not responses:
+        message = {"role": "user", "content": {"type": "text", "text": f"what is {topic}?"}}
+        request = {"messages": [message], "maxTokens": 50}
+        return InputRequiredResult(
+            input_requests={"q": {"method": "sampling/createMessage", "params": request}},  # type: ignore[dict-item]
+            request_state="quiz-1",
+        )
+    record("quiz-answer", answer=responses["q"].model_dump(mode="json", exclude_none=True))
+    return "noted"
+
+
+@server.tool()
 def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
     """Routed by region: on 2026-07-28 HTTP the argument is mirrored in an Mcp-Param header."""
     record("regional", region=region)

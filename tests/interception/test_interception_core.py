@@ -241,3 +241,67 @@ async def test_checked_input_responses_are_sent_when_the_request_is_not_hooked(
         "inputResponses": {"q": {"action": "accept", "content": {"answer": "[X]"}}},
         "requestState": "opaque-2",
     }
+
+
+async def test_once_every_page_was_listed_what_no_list_shows_is_refused(
+    chain: InterceptorChain,
+) -> None:
+    s = session(chain)
+    assert s.needs_listing("tools/list", "b")
+    listing = {"tools": [{"name": "ok_tool"}, {"name": "secret_tool"}]}
+    assert isinstance(await s.client_response("tools/list", listing, server="b"), Forward)
+    # A client's own listing proves nothing about the pages it did not ask for.
+    assert s.needs_listing("tools/list", "b")
+    assert isinstance(await s.client_request("tools/call", {"name": "other"}, server="b"), Forward)
+    s.listed("tools/list", "b")
+    assert not s.needs_listing("tools/list", "b")
+    unlisted = await s.client_request("tools/call", {"name": "other"}, server="b")
+    assert isinstance(unlisted, Refuse) and unlisted.error is not None
+    assert unlisted.error.data["validationErrors"][0] == {
+        "interceptor": "gateway",
+        "severity": "error",
+        "message": "no list shows this tool",
+    }
+    assert isinstance(
+        await s.client_request("tools/call", {"name": "ok_tool"}, server="b"), Forward
+    )
+    hidden = await s.client_request("tools/call", {"name": "secret_tool"}, server="b")
+    assert isinstance(hidden, Refuse) and hidden.error is not None
+    assert hidden.error.data["validationErrors"][0]["interceptor"] == "hide"
+    # A listed template admits what it names; nothing else is read.
+    s.listed("resources/list", "b", ["note://{id}{?rev}"])
+    note = await s.client_request("resources/read", {"uri": "note://7?rev=2"}, server="b")
+    assert isinstance(note, Forward)
+    other = await s.client_request("resources/read", {"uri": "file:///etc/passwd"}, server="b")
+    assert isinstance(other, Refuse)
+    # A backend's list_changed: learned anew before the next call.
+    s.forget("tools/list")
+    assert s.needs_listing("tools/list", "b")
+
+
+async def test_a_remembered_input_name_answers_its_own_request(chain: InterceptorChain) -> None:
+    """Two results ask under one key `q`, one the user and one the model: the answer on the
+    user's retry meets elicitation's rules, though the model's request came last."""
+    s = session(chain)
+    user = {
+        "resultType": "input_required",
+        "inputRequests": {"q": {"method": "elicitation/create", "params": {"message": "hi?"}}},
+        "requestState": "ask-1",
+    }
+    model = {
+        "resultType": "input_required",
+        "inputRequests": {"q": {"method": "sampling/createMessage", "params": {"messages": []}}},
+        "requestState": "quiz-1",
+    }
+    assert isinstance(await s.client_response("tools/call", user, server="b"), Forward)
+    assert isinstance(await s.client_response("tools/call", model, server="b"), Forward)
+    leak = {"action": "accept", "content": {"answer": "hunter2"}}
+    retry = {"name": "ask", "inputResponses": {"q": leak}, "requestState": "ask-1"}
+    leaked = await s.client_request("tools/call", retry, server="b")
+    assert isinstance(leaked, Refuse) and leaked.error is not None
+    assert leaked.error.data["validationErrors"][0]["interceptor"] == "no-leak"
+    # The user's answer to the model's request: refused for its shape.
+    moved = {"name": "quiz", "inputResponses": {"q": leak}, "requestState": "quiz-1"}
+    reshaped = await s.client_request("tools/call", moved, server="b")
+    assert isinstance(reshaped, Refuse) and reshaped.error is not None
+    assert reshaped.error.data["validationErrors"][0]["interceptor"] == "gateway"
