@@ -21,6 +21,7 @@ import anyio
 import click
 
 from . import serve_options
+from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_verifier
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
@@ -70,6 +71,7 @@ def parse_listen(value: str) -> tuple[str, int]:
 @limit_options
 @serve_options.limit_options
 @flow_options
+@auth_options
 def serve(
     paths: tuple[str, ...],
     listen: str | None,
@@ -106,6 +108,7 @@ def serve(
     from ..wire import InterceptorProvider
 
     limits = limits_from(max_payload_bytes, max_depth)
+    oauth = oauth_settings(pop_auth_flags(bounds))
     # One flow state for the life of the server: a reload keeps what sessions remembered.
     flows = flow_runtime(
         bounds.pop("flow_store"),
@@ -126,12 +129,19 @@ def serve(
     )
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="policyc: %(message)s")
     if listen is None and (
-        auth_token_env or stateless or allowed_hosts or bounds["allow_unauthenticated_remote"]
+        auth_token_env
+        or oauth
+        or stateless
+        or allowed_hosts
+        or bounds["allow_unauthenticated_remote"]
     ):
         fail(
-            "--auth-token-env, --stateless, --allowed-host and "
+            "--auth-token-env, --auth-issuer, --stateless, --allowed-host and "
             "--allow-unauthenticated-remote need --http"
         )
+    if oauth is not None and auth_token_env:
+        fail("give --auth-token-env or --auth-issuer, not both")
+    verifier = started_verifier(oauth) if oauth is not None else None
     token = None
     if auth_token_env:
         try:
@@ -146,7 +156,7 @@ def serve(
             sock = bind_listener(
                 host,
                 port,
-                auth_configured=token is not None,
+                auth_configured=token is not None or oauth is not None,
                 allow_unauthenticated_remote=bounds["allow_unauthenticated_remote"],
             )
         except ListenError as exc:
@@ -210,6 +220,7 @@ def serve(
                     allowed_hosts=allowed_hosts,
                     limits=transport,
                     sock=sock,
+                    verifier=verifier,
                 )
             group.cancel_scope.cancel()
 

@@ -148,6 +148,8 @@ class JwksCache:
 
     async def start(self) -> None:
         """The first fetch, which must succeed: no keys means no request could pass."""
+        if self._keys:
+            return
         try:
             await self._fetch()
         except (OSError, ValueError, TimeoutError, httpx2.HTTPError) as err:
