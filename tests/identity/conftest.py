@@ -6,3 +6,4 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "gateway"))
+sys.path.insert(0, str(HERE.parent / "server"))
