@@ -22,7 +22,7 @@ from policy_engine.wire.constants import INVOKE_METHOD, LIST_METHOD
 
 from .catalog import EXTENSION_ID
 from .decision_log import DecisionLog
-from .resource_server import principal_in
+from .resource_server import verified_principal
 from .service import InterceptorService
 from .source import ProviderSource
 
@@ -117,7 +117,7 @@ class _InterceptorMethods:
         self, ctx: ServerRequestContext[Any, Any], _params: _RawParams
     ) -> dict[str, Any]:
         try:
-            principal = principal_in(getattr(ctx.request, "scope", None))
+            principal = verified_principal(ctx)
             return await self._serving(ctx).invoke(ctx.params, principal=principal)
         except InterceptorError as error:
             raise _to_mcp_error(error) from None

@@ -64,6 +64,12 @@ def principal_in(scope: Any) -> Principal | None:
     return found if isinstance(found, Principal) else None
 
 
+def verified_principal(ctx: Any) -> Principal | None:
+    """The caller of an SDK request this layer verified: pass it as the in-code
+    middleware's ``principal=`` (:mod:`policy_engine.integrations`)."""
+    return principal_in(getattr(getattr(ctx, "request", None), "scope", None))
+
+
 def metadata_url(resource: str) -> str:
     """RFC 9728 §3.1: the well-known path goes between the host and the resource's path."""
     parts = urlsplit(resource)
@@ -222,4 +228,5 @@ __all__ = [
     "current_principal",
     "metadata_url",
     "principal_in",
+    "verified_principal",
 ]

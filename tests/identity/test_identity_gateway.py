@@ -262,3 +262,49 @@ def test_the_gateway_refuses_to_start_without_the_issuer_keys(tmp_path: Path) ->
         timeout=LIMIT,
     )
     assert half.returncode == 2 and "--auth-resource" in half.stderr
+
+
+async def test_the_client_token_never_reaches_a_backend(tmp_path: Path) -> None:
+    """MCP forbids token passthrough: the backend sees the gateway's own credential."""
+    backend_port = free_port()
+    headers_log = tmp_path / "headers.log"
+    backend = [
+        sys.executable,
+        str(Path(__file__).resolve().parent / "header_backend.py"),
+        str(tmp_path / "calls.log"),
+        str(headers_log),
+        str(backend_port),
+    ]
+    with running_issuer() as issuer, running(backend, backend_port) as backend_url:
+        port = free_port()
+        resource = f"http://127.0.0.1:{port}/mcp"
+        config = tmp_path / "gateway.toml"
+        config.write_text(
+            f"""
+policies = ["{ROLES}"]
+
+[[backends]]
+name = "rec"
+url = "{backend_url}"
+bearer_token_env = "BACKEND_TOKEN"
+
+[http]
+listen = "127.0.0.1:{port}"
+
+[auth]
+issuer = "{issuer.url}"
+resource = "{resource}"
+"""
+        )
+        argv = [sys.executable, "-m", "policy_engine.cli.main", "gateway", "--config", str(config)]
+        alice = issuer.mint(issuer.claims(resource, sub="alice", roles=["ops"]))
+        with (
+            running(argv, port, env={"BACKEND_TOKEN": "gateway-own-secret"}) as url,
+            anyio.fail_after(LIMIT),
+        ):
+            for mode in ("legacy", "auto"):
+                async with client_as(url, alice, mode) as client:
+                    await client.call_tool("lookup_user", {"user": "jane"})
+    seen = set(headers_log.read_text().splitlines())
+    assert seen == {"Bearer gateway-own-secret"}
+    assert [c["tool"] for c in calls(tmp_path / "calls.log")] == ["lookup_user"] * 2
