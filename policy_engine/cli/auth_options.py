@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import anyio
 import click
 
-from ..server import AuthConfigError
-from ..server.oauth import ClaimMapping, JwtVerifier, OAuthSettings
+from ..server import AuthConfigError, token_from_env
+from ..server.oauth import ClaimMapping, OAuthSettings, TokenVerifier
 from ..server.resource_server import metadata_url
 from .exit_codes import ExitCode
 
@@ -30,6 +30,9 @@ _FLAGS = (
     "auth_id_claim",
     "auth_roles_claim",
     "auth_groups_claim",
+    "auth_introspection_url",
+    "auth_client_id",
+    "auth_client_secret_env",
 )
 
 
@@ -61,16 +64,26 @@ def auth_options(command: F) -> F:
         click.option(
             "--auth-groups-claim", help="Dotted path to the groups, copied to claims.groups."
         ),
+        click.option(
+            "--auth-introspection-url",
+            help="Opaque tokens: ask this RFC 7662 endpoint about each token (cached).",
+        ),
+        click.option("--auth-client-id", help="This server's client id at the introspection URL."),
+        click.option(
+            "--auth-client-secret-env",
+            metavar="VAR",
+            help="The environment variable holding this server's client secret.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
     return command
 
 
-def started_verifier(settings: OAuthSettings) -> JwtVerifier:
+def started_verifier(settings: OAuthSettings) -> TokenVerifier:
     """The verifier with the issuer's keys loaded, or exit 1: never serve unable to check."""
-    verifier = settings.verifier()
     try:
+        verifier = settings.verifier()
         anyio.run(verifier.start)
     except AuthConfigError as err:
         click.echo(f"policyc: refusing to start: {err}", err=True)
@@ -107,11 +120,20 @@ def oauth_settings(
     ):
         if flag in given:
             mapping = replace(mapping, **{attribute: given[flag]})
+    secret = settings.client_secret
+    if "auth_client_secret_env" in given:
+        try:
+            secret = token_from_env(given["auth_client_secret_env"])
+        except AuthConfigError as err:
+            raise click.UsageError(f"--auth-client-secret-env: {err}") from None
     return replace(
         settings,
         issuer=issuer,
         resource=resource,
         jwks_url=given.get("auth_jwks_url", settings.jwks_url),
+        introspection_url=given.get("auth_introspection_url", settings.introspection_url),
+        client_id=given.get("auth_client_id", settings.client_id),
+        client_secret=secret,
         required_scopes=tuple(given.get("auth_required_scopes", settings.required_scopes)),
         mapping=ClaimMapping(mapping.id_claim, mapping.roles_claim, mapping.groups_claim),
     )

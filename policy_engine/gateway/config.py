@@ -318,6 +318,9 @@ _AUTH = {
     "id_claim",
     "roles_claim",
     "groups_claim",
+    "introspection_url",
+    "client_id",
+    "client_secret_env",
 }
 
 
@@ -344,10 +347,21 @@ def _auth(section: Any, options: GatewayOptions, lines: _Lines) -> None:
     mapping = ClaimMapping(
         **{k: section[k] for k in ("id_claim", "roles_claim", "groups_claim") if k in section}
     )
+    secret = None
+    if "client_secret_env" in section:
+        secret = os.environ.get(section["client_secret_env"], "").strip()
+        if not secret:
+            raise lines.error(
+                lines.key("client_secret_env", line),
+                f"environment variable `{section['client_secret_env']}` is not set",
+            )
     options.oauth = OAuthSettings(
         issuer=section["issuer"],
         resource=section["resource"],
         jwks_url=section.get("jwks_url"),
+        introspection_url=section.get("introspection_url"),
+        client_id=section.get("client_id"),
+        client_secret=secret,
         required_scopes=tuple(section.get("required_scopes", ())),
         mapping=mapping,
     )

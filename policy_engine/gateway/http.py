@@ -32,7 +32,7 @@ from policy_engine.server.http_app import MCP_PATH, listen, security_settings
 from policy_engine.server.http_connections import guarded_config
 from policy_engine.server.http_guard import RequestGuard
 from policy_engine.server.limits import TransportLimits
-from policy_engine.server.oauth import JwtVerifier
+from policy_engine.server.oauth import TokenVerifier
 from policy_engine.server.rejections import RejectionLog
 from policy_engine.server.resource_server import ResourceServerMiddleware, current_principal
 
@@ -217,7 +217,7 @@ def build_app(
     tg: TaskGroup,
     limits: TransportLimits,
     rejections: RejectionLog,
-    verifier: JwtVerifier | None = None,
+    verifier: TokenVerifier | None = None,
 ) -> tuple[ASGIApp, _Sessions]:
     """Outermost first: bearer auth, the request guard (body bounds, strict framing), sessions."""
     sessions = _Sessions(options, interception, tg, limits)

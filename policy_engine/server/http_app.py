@@ -28,7 +28,7 @@ from .http_connections import guarded_config
 from .http_guard import RequestGuard
 from .http_sessions import SessionLimiter
 from .limits import TransportLimits
-from .oauth import JwtVerifier
+from .oauth import TokenVerifier
 from .rejections import RejectionLog
 from .resource_server import ResourceServerMiddleware
 from .source import ProviderSource
@@ -75,7 +75,7 @@ def build_http_app(
     allowed_hosts: Sequence[str] = (),
     limits: TransportLimits | None = None,
     rejections: RejectionLog | None = None,
-    verifier: JwtVerifier | None = None,
+    verifier: TokenVerifier | None = None,
 ) -> ASGIApp:
     """The ASGI app serving MCP at ``/mcp``; its lifespan runs the SDK session manager.
 
@@ -208,7 +208,7 @@ async def serve_http(
     limits: TransportLimits | None = None,
     allow_unauthenticated_remote: bool = False,
     sock: socket.socket | None = None,
-    verifier: JwtVerifier | None = None,
+    verifier: TokenVerifier | None = None,
 ) -> None:
     """Serve until cancelled or signalled; ``ready`` gets the bound port (so port 0 works).
 

@@ -21,7 +21,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import anyio
@@ -217,9 +217,17 @@ def _usable(entry: Any) -> SigningKey | None:
 
 async def _get_bounded(url: str, timeout_s: float, limit: int) -> bytes:
     """GET ``url``; at most ``limit`` bytes are read, redirects are not followed."""
+    return await fetch_bounded("GET", url, timeout_s, limit)
+
+
+async def fetch_bounded(
+    method: str, url: str, timeout_s: float, limit: int, **request: Any
+) -> bytes:
+    """A 200 response's body, at most ``limit`` bytes; no redirects (``ValueError`` else)."""
+    headers = {"accept": "application/json", **request.pop("headers", {})}
     async with (
         httpx2.AsyncClient(timeout=timeout_s, follow_redirects=False) as client,
-        client.stream("GET", url, headers={"accept": "application/json"}) as response,
+        client.stream(method, url, headers=headers, **request) as response,
     ):
         if response.status_code != 200:
             raise ValueError(f"HTTP {response.status_code}")
@@ -237,6 +245,36 @@ async def _get_bounded(url: str, timeout_s: float, limit: int) -> bytes:
 class Verified:
     principal: Principal
     scopes: tuple[str, ...]
+
+
+class TokenVerifier(Protocol):
+    """What the resource server layer needs of a verifier (JWTs, or introspection)."""
+
+    issuer: str
+    resource: str
+    required_scopes: tuple[str, ...]
+
+    async def start(self) -> None:
+        """Get ready before serving, or raise ``AuthConfigError`` (the server refuses to start)."""
+        ...
+
+    async def verify(self, token: str) -> Verified:
+        """The caller, or ``TokenRejected``."""
+        ...
+
+
+def verified(
+    claims: Mapping[str, Any], mapping: ClaimMapping, required_scopes: Sequence[str]
+) -> Verified:
+    """Checked claims to the principal, once the required scopes are there (else 403)."""
+    principal = mapping.principal(claims)
+    scopes = scopes_of(claims)
+    missing = [scope for scope in required_scopes if scope not in scopes]
+    if missing:
+        raise TokenRejected(
+            f"token lacks scope {' '.join(missing)}", status=403, error="insufficient_scope"
+        )
+    return Verified(principal, scopes)
 
 
 @dataclass
@@ -266,15 +304,7 @@ class JwtVerifier:
         await self.jwks.start()
 
     async def verify(self, token: str) -> Verified:
-        claims = await self.claims(token)
-        principal = self.mapping.principal(claims)
-        scopes = scopes_of(claims)
-        missing = [scope for scope in self.required_scopes if scope not in scopes]
-        if missing:
-            raise TokenRejected(
-                f"token lacks scope {' '.join(missing)}", status=403, error="insufficient_scope"
-            )
-        return Verified(principal, scopes)
+        return verified(await self.claims(token), self.mapping, self.required_scopes)
 
     async def claims(self, token: str) -> dict[str, Any]:
         if len(token) > MAX_TOKEN_BYTES:
@@ -327,8 +357,25 @@ class OAuthSettings:
     """Default: the ``jwks_uri`` of the issuer's metadata (RFC 8414, then OIDC discovery)."""
     required_scopes: tuple[str, ...] = ()
     mapping: ClaimMapping = field(default_factory=ClaimMapping)
+    introspection_url: str | None = None
+    """Opaque tokens: ask this RFC 7662 endpoint about every token instead of the JWKS."""
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    """This server's credentials at the introspection endpoint (HTTP Basic)."""
 
-    def verifier(self) -> JwtVerifier:
+    def verifier(self) -> TokenVerifier:
+        if self.introspection_url is not None:
+            from .introspection import IntrospectionVerifier
+
+            return IntrospectionVerifier(
+                issuer=self.issuer,
+                resource=self.resource,
+                url=self.introspection_url,
+                client_id=self.client_id or "",
+                client_secret=self.client_secret or "",
+                required_scopes=self.required_scopes,
+                mapping=self.mapping,
+            )
         return JwtVerifier(
             issuer=self.issuer,
             resource=self.resource,

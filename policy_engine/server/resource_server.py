@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from policy_engine.wire import Principal
 
 from .auth import AuthConfigError
-from .oauth import JwtVerifier, TokenRejected
+from .oauth import TokenRejected, TokenVerifier
 
 logger = logging.getLogger("policyc.auth")
 
@@ -81,7 +81,7 @@ def metadata_url(resource: str) -> str:
 class ResourceServerMiddleware:
     """401/403 with the MCP challenge, or the request with its verified principal."""
 
-    def __init__(self, app: ASGIApp, verifier: JwtVerifier, *, bind_sessions: bool = True):
+    def __init__(self, app: ASGIApp, verifier: TokenVerifier, *, bind_sessions: bool = True):
         self._app = app
         self._verifier = verifier
         self._bind_sessions = bind_sessions

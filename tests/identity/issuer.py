@@ -62,6 +62,10 @@ class Issuer:
         self.delay_s = 0.0
         self.url = ""
         self.port = 0
+        self.opaque: dict[str, dict[str, Any]] = {}
+        """Opaque tokens and what introspection says of them (RFC 7662)."""
+        self.introspections = 0
+        self.client = ("policyc", "client-secret")
 
     # keys and tokens
 
@@ -129,11 +133,21 @@ class Issuer:
             return Response("down", status_code=503)
         return JSONResponse({"keys": [public_jwk(kid, self.keys[kid]) for kid in self.published]})
 
+    async def _introspect(self, request: Request) -> Response:
+        self.introspections += 1
+        expected = "Basic " + base64.b64encode(":".join(self.client).encode()).decode()
+        if request.headers.get("authorization") != expected or self.down:
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        form = await request.form()
+        claims = self.opaque.get(str(form.get("token", "")))
+        return JSONResponse({"active": True, **claims} if claims else {"active": False})
+
     def app(self) -> Starlette:
         return Starlette(
             routes=[
                 Route("/.well-known/oauth-authorization-server", self._metadata),
                 Route("/jwks", self._jwks),
+                Route("/introspect", self._introspect, methods=["POST"]),
             ]
         )
 

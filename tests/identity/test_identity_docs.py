@@ -59,7 +59,7 @@ def test_every_flag_in_the_commands_exists() -> None:
         "serve": {opt for param in serve.params for opt in getattr(param, "opts", [])},
     }
     commands = [c for block in blocks("sh") for c in block.split("policyc ")[1:]]
-    assert len(commands) == 3
+    assert len(commands) == 4
     for command in commands:
         name = command.split()[0]
         for flag in re.findall(r"(--[a-z-]+)", command):
