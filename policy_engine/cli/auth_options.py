@@ -39,36 +39,54 @@ _FLAGS = (
 def auth_options(command: F) -> F:
     """The OAuth resource-server flags (see docs/identity.md)."""
     options = [
-        click.option("--auth-issuer", help="HTTP: accept JWTs from this OAuth issuer (its `iss`)."),
+        click.option(
+            "--auth-issuer",
+            metavar="URL",
+            help="HTTP: accept JWTs from this OAuth issuer (its `iss`).",
+        ),
         click.option(
             "--auth-resource",
             "--auth-audience",
             "auth_resource",
+            metavar="URL",
             help="HTTP: this server's resource URI, which a token's `aud` must name (RFC 8707).",
         ),
         click.option(
-            "--auth-jwks-url", help="The issuer's JWKS (default: from the issuer's metadata)."
+            "--auth-jwks-url",
+            metavar="URL",
+            help="The issuer's JWKS (default: from the issuer's metadata).",
         ),
         click.option(
             "--auth-required-scope",
             "auth_required_scopes",
+            metavar="SCOPE",
             multiple=True,
             help="A scope every token must hold, else 403 (repeatable).",
         ),
-        click.option("--auth-id-claim", help="Claim for context.principal.id (default: sub)."),
+        click.option(
+            "--auth-id-claim", metavar="PATH", help="Claim for context.principal.id (default: sub)."
+        ),
         click.option(
             "--auth-roles-claim",
+            metavar="PATH",
             help="Dotted path to the roles, copied to claims.roles (default: roles; "
             "Keycloak: realm_access.roles).",
         ),
         click.option(
-            "--auth-groups-claim", help="Dotted path to the groups, copied to claims.groups."
+            "--auth-groups-claim",
+            metavar="PATH",
+            help="Dotted path to the groups, copied to claims.groups.",
         ),
         click.option(
             "--auth-introspection-url",
+            metavar="URL",
             help="Opaque tokens: ask this RFC 7662 endpoint about each token (cached).",
         ),
-        click.option("--auth-client-id", help="This server's client id at the introspection URL."),
+        click.option(
+            "--auth-client-id",
+            metavar="ID",
+            help="This server's client id at the introspection URL.",
+        ),
         click.option(
             "--auth-client-secret-env",
             metavar="VAR",

@@ -79,11 +79,14 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
 )
 @click.option("--verbose", "-v", is_flag=True, help="Trace every message to stderr.")
 @click.option(
-    "--principal-id", help="stdio: the client's context.principal.id (default: the OS user)."
+    "--principal-id",
+    metavar="ID",
+    help="stdio: the client's context.principal.id (default: the OS user).",
 )
 @click.option(
     "--principal-role",
     "principal_roles",
+    metavar="ROLE",
     multiple=True,
     help="stdio: a role in context.principal.claims.roles (repeatable).",
 )
