@@ -85,3 +85,47 @@ async def test_serve_http_takes_the_principal_from_the_token(tmp_path: Path) -> 
     assert [line["principal"] for line in lines] == ["alice", "bob", "bob"]
     assert [line["outcome"] for line in lines] == ["valid", "invalid", "invalid"]
     assert alice not in decisions.read_text()
+
+
+async def test_serve_http_sessions_belong_to_their_subject() -> None:
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    with running_issuer() as issuer:
+        argv = [
+            sys.executable,
+            *["-m", "policy_engine.cli.main", "serve", str(ROLES), "--http", f"127.0.0.1:{port}"],
+            *["--auth-issuer", issuer.url, "--auth-resource", resource],
+        ]
+        alice = issuer.mint(issuer.claims(resource, sub="alice", roles=["ops"]))
+        mallory = issuer.mint(issuer.claims(resource, sub="mallory"))
+        accept = {"Accept": "application/json, text/event-stream"}
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        with running(argv, port) as url, anyio.fail_after(LIMIT):
+            async with httpx2.AsyncClient(timeout=30) as raw:
+                opened = await raw.post(
+                    url, json=initialize, headers={**accept, "Authorization": f"Bearer {alice}"}
+                )
+                session = opened.headers["mcp-session-id"]
+                listing = {"jsonrpc": "2.0", "id": 2, "method": "interceptors/list", "params": {}}
+                headers = {
+                    **accept,
+                    "Mcp-Session-Id": session,
+                    "MCP-Protocol-Version": "2025-06-18",
+                }
+                hijack = await raw.post(
+                    url, json=listing, headers={**headers, "Authorization": f"Bearer {mallory}"}
+                )
+                assert hijack.status_code == 404
+                own = await raw.post(
+                    url, json=listing, headers={**headers, "Authorization": f"Bearer {alice}"}
+                )
+                assert own.status_code == 200 and "role-tools" in own.text
