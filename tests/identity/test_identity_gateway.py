@@ -31,7 +31,9 @@ PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
 
 @contextmanager
-def auth_gateway(issuer: Issuer, log: Path, *args: str) -> Iterator[tuple[str, str]]:
+def auth_gateway(
+    issuer: Issuer, log: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
     """The gateway on 127.0.0.1 taking the issuer's tokens; yields (url, resource URI)."""
     port = free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
@@ -50,7 +52,7 @@ def auth_gateway(issuer: Issuer, log: Path, *args: str) -> Iterator[tuple[str, s
             policies=[ROLES],
         ),
     ]
-    with running(argv, port) as url:
+    with running(argv, port, env) as url:
         yield url, resource
 
 
@@ -181,8 +183,18 @@ async def test_two_roles_see_and_call_different_tools(tmp_path: Path) -> None:
     assert alice not in text and bob not in text
 
 
-async def test_a_session_belongs_to_the_subject_that_opened_it(tmp_path: Path) -> None:
-    with running_issuer() as issuer, auth_gateway(issuer, tmp_path / "c.log") as (url, resource):
+@pytest.mark.parametrize("stateless", [False, True])
+async def test_a_session_belongs_to_the_subject_that_opened_it(
+    tmp_path: Path, stateless: bool
+) -> None:
+    """Stateful: the auth layer remembers who opened each session. Stateless: the signed
+    session id covers its subject, so every replica refuses it to anyone else."""
+    extra = ["--stateless", "--flow-key-env", "FLOW_KEY"] if stateless else []
+    env = {"FLOW_KEY": "k" * 32}
+    with (
+        running_issuer() as issuer,
+        auth_gateway(issuer, tmp_path / "c.log", *extra, env=env) as (url, resource),
+    ):
         alice = issuer.mint(issuer.claims(resource, sub="alice", roles=["ops"]))
         mallory = issuer.mint(issuer.claims(resource, sub="mallory"))
         initialize = {
