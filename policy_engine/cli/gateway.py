@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import click
 
+from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_verifier
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
@@ -77,7 +78,20 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
     "`policyc replay` (created owner-only: it holds raw payloads).",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Trace every message to stderr.")
+@click.option(
+    "--principal-id",
+    metavar="ID",
+    help="stdio: the client's context.principal.id (default: the OS user).",
+)
+@click.option(
+    "--principal-role",
+    "principal_roles",
+    metavar="ROLE",
+    multiple=True,
+    help="stdio: a role in context.principal.claims.roles (repeatable).",
+)
 @flow_options
+@auth_options
 def gateway(
     paths: tuple[str, ...],
     backends: tuple[str, ...],
@@ -101,6 +115,9 @@ def gateway(
     flow_ttl: float,
     flow_max_entries: int,
     flow_max_sessions: int,
+    principal_id: str | None,
+    principal_roles: tuple[str, ...],
+    **auth: Any,
 ) -> None:
     """Put policies in the path of MCP traffic between a client and its servers."""
     from ..gateway import ConfigError, GatewayDecisionLog, load_config, options_from_flags
@@ -140,6 +157,7 @@ def gateway(
         options.listen = parse_listen(listen)
     if options.listen is None and (auth_token_env or options.stateless):
         fail("--auth-token-env and --stateless need --http")
+    _identity(options, auth, auth_token_env, principal_id, principal_roles)
     flow_store = _flag_or(options.flow, "flow_store", flow_store)
     flow_key_env = _flag_or(options.flow, "flow_key_env", flow_key_env)
     flow_ttl = _flag_or(options.flow, "flow_ttl", flow_ttl)
@@ -208,3 +226,34 @@ def gateway(
         click.echo(f"policyc gateway: stopped: {fatal}", err=True)
         sys.exit(ExitCode.PROBLEMS)
     sys.exit(ExitCode.SUCCESS)
+
+
+def _identity(
+    options: Any,
+    auth: dict[str, Any],
+    auth_token_env: str | None,
+    principal_id: str | None,
+    principal_roles: tuple[str, ...],
+) -> None:
+    """OAuth over HTTP (flags over ``[auth]``); the configured local principal over stdio."""
+    from ..server.oauth import local_principal
+
+    options.oauth = oauth_settings(pop_auth_flags(auth), options.oauth)
+    if options.oauth is not None:
+        if options.listen is None:
+            fail("--auth-issuer and [auth] need --http (over stdio, use --principal-id)")
+        if auth_token_env or options.auth_token:
+            fail("give --auth-token-env or OAuth (--auth-issuer, [auth]), not both")
+        started_verifier(options.oauth)  # refuse to start if the issuer's keys cannot be had
+    if options.listen is not None:
+        if principal_id or principal_roles:
+            fail("--principal-id and --principal-role are for stdio; over HTTP the token says")
+        return
+    if principal_id or principal_roles or options.principal is None:
+        base = options.principal or local_principal()
+        claims = dict(base.claims or {})
+        if principal_roles:
+            claims["roles"] = list(principal_roles)
+        options.principal = base.model_copy(
+            update={"id": principal_id or base.id, "claims": claims}
+        )

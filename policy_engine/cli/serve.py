@@ -22,6 +22,7 @@ import anyio
 import click
 
 from . import serve_options
+from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_verifier
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
@@ -75,6 +76,7 @@ def parse_listen(value: str) -> tuple[str, int]:
 @limit_options
 @serve_options.limit_options
 @flow_options
+@auth_options
 def serve(
     paths: tuple[str, ...],
     listen: str | None,
@@ -96,6 +98,7 @@ def serve(
     from ..server.run import ServerOptions, run_server
 
     limits = limits_from(max_payload_bytes, max_depth)
+    oauth = oauth_settings(pop_auth_flags(bounds))
     # One flow state for the life of the server: a reload keeps what sessions remembered.
     flows = flow_runtime(
         bounds.pop("flow_store"),
@@ -106,12 +109,19 @@ def serve(
     )
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="policyc: %(message)s")
     if listen is None and (
-        auth_token_env or stateless or allowed_hosts or bounds["allow_unauthenticated_remote"]
+        auth_token_env
+        or oauth
+        or stateless
+        or allowed_hosts
+        or bounds["allow_unauthenticated_remote"]
     ):
         fail(
-            "--auth-token-env, --stateless, --allowed-host and "
+            "--auth-token-env, --auth-issuer, --stateless, --allowed-host and "
             "--allow-unauthenticated-remote need --http"
         )
+    if oauth is not None and auth_token_env:
+        fail("give --auth-token-env or --auth-issuer, not both")
+    verifier = started_verifier(oauth) if oauth is not None else None
     token = None
     if auth_token_env:
         try:
@@ -131,6 +141,7 @@ def serve(
         allow_shrink=bounds["allow_shrink"],
         listen=address,
         auth_token=token,
+        verifier=verifier,
         allow_unauthenticated_remote=bounds["allow_unauthenticated_remote"],
         stateless=stateless,
         allowed_hosts=allowed_hosts,

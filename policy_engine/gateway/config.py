@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from policy_engine.chain import ServerSpec
-from policy_engine.wire import InterceptorOverrides
+from policy_engine.server.oauth import ClaimMapping, OAuthSettings, local_principal
+from policy_engine.server.resource_server import metadata_url
+from policy_engine.wire import InterceptorOverrides, Principal
 
 from .backend import BackendSpec
 from .serve import GatewayOptions
@@ -43,6 +45,8 @@ _TOP = {
     "backends",
     "interceptors",
     "overrides",
+    "auth",
+    "principal",
 }
 _HTTP = {"listen", "auth_token_env", "stateless", "allowed_hosts"}
 _FLOW: dict[str, type | tuple[type, ...]] = {
@@ -165,6 +169,8 @@ def _build(raw: dict[str, Any], lines: _Lines, base: Path) -> GatewayOptions:
         options.record = want(raw["record"], str, lines.key("record"), "x")
     _http(raw.get("http"), options, lines)
     _flow(raw.get("flow"), options, lines)
+    _auth(raw.get("auth"), options, lines)
+    _principal(raw.get("principal"), options, lines)
     backends = want(raw.get("backends", []), list, lines.table("backends"), "backends")
     for index, entry in enumerate(backends):
         options.backends.append(_backend(entry, lines, lines.table("backends", index), base))
@@ -302,3 +308,77 @@ def _overrides(settings: dict[str, Any], lines: _Lines, line: int) -> Intercepto
     except ValueError as err:
         first = str(err).splitlines()
         raise lines.error(line, f"bad override: {first[1] if len(first) > 1 else err}") from None
+
+
+_AUTH = {
+    "issuer",
+    "resource",
+    "jwks_url",
+    "required_scopes",
+    "id_claim",
+    "roles_claim",
+    "groups_claim",
+    "introspection_url",
+    "client_id",
+    "client_secret_env",
+}
+
+
+def _auth(section: Any, options: GatewayOptions, lines: _Lines) -> None:
+    """``[auth]``: OAuth for the HTTP front (docs/identity.md); the ``--auth-*`` flags win."""
+    if section is None:
+        return
+    line = lines.table("auth")
+    if not isinstance(section, dict):
+        raise lines.error(line, "`auth` must be a table")
+    _unknown(lines, section, _AUTH, line, "[auth]")
+    for key, value in section.items():
+        fine = isinstance(value, str) and bool(value)
+        if key == "required_scopes":
+            fine = isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+        if not fine:
+            raise lines.error(lines.key(key, line), f"`{key}` has the wrong type or is empty")
+    if not section.get("issuer") or not section.get("resource"):
+        raise lines.error(line, "[auth] needs both `issuer` and `resource`")
+    try:
+        metadata_url(section["resource"])
+    except ValueError as err:
+        raise lines.error(lines.key("resource", line), str(err)) from None
+    mapping = ClaimMapping(
+        **{k: section[k] for k in ("id_claim", "roles_claim", "groups_claim") if k in section}
+    )
+    secret = None
+    if "client_secret_env" in section:
+        secret = os.environ.get(section["client_secret_env"], "").strip()
+        if not secret:
+            raise lines.error(
+                lines.key("client_secret_env", line),
+                f"environment variable `{section['client_secret_env']}` is not set",
+            )
+    options.oauth = OAuthSettings(
+        issuer=section["issuer"],
+        resource=section["resource"],
+        jwks_url=section.get("jwks_url"),
+        introspection_url=section.get("introspection_url"),
+        client_id=section.get("client_id"),
+        client_secret=secret,
+        required_scopes=tuple(section.get("required_scopes", ())),
+        mapping=mapping,
+    )
+
+
+def _principal(section: Any, options: GatewayOptions, lines: _Lines) -> None:
+    """``[principal]``: who the stdio client is (``id``, ``type``, ``claims``)."""
+    if section is None:
+        return
+    line = lines.table("principal")
+    if not isinstance(section, dict):
+        raise lines.error(line, "`principal` must be a table")
+    _unknown(lines, section, {"id", "type", "claims"}, line, "[principal]")
+    try:
+        options.principal = Principal.model_validate(
+            {"type": "user", "id": local_principal().id, **section}
+        )
+    except ValueError as err:
+        first = str(err).splitlines()
+        raise lines.error(line, f"bad [principal]: {first[-1].strip()}") from None

@@ -58,6 +58,8 @@ class GatewayDecisionLog:
             ],
             "durationMs": result.total_duration_ms,
         }
+        if run.principal_id is not None:
+            record["principal"] = run.principal_id
         if result.aborted_at is not None:
             record["abortedAt"] = result.aborted_at.interceptor
         if self.include_payloads and result.status == "success":

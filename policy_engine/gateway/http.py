@@ -32,7 +32,9 @@ from policy_engine.server.http_app import MCP_PATH, listen, security_settings
 from policy_engine.server.http_connections import guarded_config
 from policy_engine.server.http_guard import RequestGuard
 from policy_engine.server.limits import TransportLimits
+from policy_engine.server.oauth import TokenVerifier
 from policy_engine.server.rejections import RejectionLog
+from policy_engine.server.resource_server import ResourceServerMiddleware, current_principal
 
 from .serve import GatewayOptions, session_options
 from .session import GatewaySession
@@ -137,6 +139,9 @@ class _Sessions:
                     session_options(self.options, self.interception, key),
                     write_stream,
                 )
+                # This task started inside the initialize request: its verified caller
+                # owns the session (the auth layer refuses the session to anyone else).
+                session.chain.principal = current_principal()
                 idle = transport.idle_scope or anyio.CancelScope()
                 with idle:
                     await session.run(read_stream)
@@ -212,6 +217,7 @@ def build_app(
     tg: TaskGroup,
     limits: TransportLimits,
     rejections: RejectionLog,
+    verifier: TokenVerifier | None = None,
 ) -> tuple[ASGIApp, _Sessions]:
     """Outermost first: bearer auth, the request guard (body bounds, strict framing), sessions."""
     sessions = _Sessions(options, interception, tg, limits)
@@ -224,6 +230,8 @@ def build_app(
     )
     if options.auth_token is not None:
         app = BearerTokenMiddleware(app, options.auth_token)
+    if verifier is not None:
+        app = ResourceServerMiddleware(app, verifier, bind_sessions=not options.stateless)
     return app, sessions
 
 
@@ -236,11 +244,15 @@ async def serve_http(options: GatewayOptions, interception: Interception) -> str
     host, port = options.listen
     limits = TransportLimits()
     rejections = RejectionLog()
-    sock = listen(host, port, auth_configured=options.auth_token is not None)
+    verifier = options.oauth.verifier() if options.oauth is not None else None
+    if verifier is not None:
+        await verifier.start()  # fail closed: no keys, no serving
+    authenticated = options.auth_token is not None or verifier is not None
+    sock = listen(host, port, auth_configured=authenticated)
     bound: int = sock.getsockname()[1]
     fatal: list[str] = []
     async with anyio.create_task_group() as tg:
-        app, sessions = build_app(options, interception, tg, limits, rejections)
+        app, sessions = build_app(options, interception, tg, limits, rejections, verifier)
 
         def stop(reason: str) -> None:
             fatal.append(reason)

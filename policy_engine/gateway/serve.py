@@ -14,7 +14,8 @@ from typing import Any
 from policy_engine.chain import InterceptorChain, Selector, ServerSpec
 from policy_engine.flow import Fingerprinter
 from policy_engine.interception import BlockStyle, ChainRun, Interception, Role
-from policy_engine.wire import InterceptorOverrides, InterceptorProvider
+from policy_engine.server.oauth import OAuthSettings
+from policy_engine.wire import InterceptorOverrides, InterceptorProvider, Principal
 
 from .backend import BackendSpec
 from .expose import capability, exposed_service
@@ -39,6 +40,10 @@ class GatewayOptions:
     interceptor_timeout_ms: int | None = None
     listen: tuple[str, int] | None = None
     auth_token: str | None = field(default=None, repr=False)
+    oauth: OAuthSettings | None = None
+    """HTTP: accept the issuer's JWTs for this resource; the principal comes from each."""
+    principal: Principal | None = None
+    """stdio: who the one client is (``[principal]`` or ``--principal-id``)."""
     stateless: bool = False
     flow: dict[str, Any] = field(default_factory=dict)
     """The config file's ``[flow]`` table (``--flow-*`` options by their parameter names)."""
@@ -155,6 +160,7 @@ async def serve_stdio(options: GatewayOptions, interception: Interception) -> st
         session = GatewaySession(
             interception, session_options(options, interception, session_id), write_stream
         )
+        session.chain.principal = options.principal
         await session.run(read_stream)
         return session.fatal
 

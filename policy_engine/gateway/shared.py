@@ -38,7 +38,14 @@ from mcp_types import (
 )
 from starlette.types import Receive, Send
 
-from policy_engine.interception import LIST_CHANGED, InputKeys, Interception, InterceptionSession
+from policy_engine.interception import (
+    LIST_CHANGED,
+    InputKeys,
+    Interception,
+    InterceptionSession,
+)
+from policy_engine.server.resource_server import current_principal
+from policy_engine.wire import Principal
 from policy_engine.wire.errors import INTERNAL_ERROR
 
 from .backend import describe
@@ -127,19 +134,22 @@ class SharedSession:
             task_status.started()
             await self.ended.wait()
 
-    def view(self, caller: str) -> InterceptionSession:
-        """This caller's view of the chain: its lists' memory, its session id."""
-        view = self._views.get(caller)
+    def view(self, caller: str, principal: Principal | None = None) -> InterceptionSession:
+        """This caller's view of the chain: its lists' memory, its session id; with a
+        verified ``principal``, a view of that principal's own (what a list hid from one
+        user must not decide another's call), carrying this request's claims."""
+        key = caller if principal is None else f"{caller} {principal.id}"
+        view = self._views.get(key)
         if view is None:
             view = InterceptionSession(
                 self.interception, session_id=caller, input_keys=self.input_keys
             )
-            self._views[caller] = view
+            self._views[key] = view
             while len(self._views) > MAX_VIEWS:
                 self._views.popitem(last=False)
         else:
-            self._views.move_to_end(caller)
-        return view
+            self._views.move_to_end(key)
+        return view if principal is None else view.bound(principal=principal)
 
     def cancel(self, caller: str, request_id: RequestId) -> None:
         """A caller's ``notifications/cancelled``: effective where its request is served."""
@@ -206,7 +216,8 @@ class SharedSession:
                 forwarded = JSONRPCRequest.model_construct(
                     jsonrpc="2.0", id=internal, method=request.method, params=params
                 )
-                self.session.submit(forwarded, self.view(caller))
+                # Each request as its own verified caller, whom the auth layer set.
+                self.session.submit(forwarded, self.view(caller, current_principal()))
             yield _Exchange(internal, caller, request.id, token, receive)
         finally:
             self._open.pop(internal, None)

@@ -50,6 +50,7 @@ from starlette.types import Receive, Scope, Send
 from policy_engine import __version__
 from policy_engine.flow import Fingerprinter
 from policy_engine.interception import Interception
+from policy_engine.server.resource_server import current_principal
 from policy_engine.wire.errors import INTERNAL_ERROR
 
 from .session import SessionOptions
@@ -73,23 +74,28 @@ _OWN_HANDSHAKE = {
 
 
 class SessionSigner:
-    """Session ids any replica can check: a nonce and its keyed hash (the fleet's key)."""
+    """Session ids any replica can check: a nonce and its keyed hash (the fleet's key).
+
+    Behind OAuth the hash covers the verified subject too: a session id is valid only
+    with a token for the subject it was issued to, on every replica, with no state.
+    """
 
     def __init__(self, key: Fingerprinter) -> None:
         self._key = key
 
-    def _signature(self, nonce: str) -> str:
-        return self._key.of("mcp-session-id\x00" + nonce)
+    def _signature(self, nonce: str, owner: str | None) -> str:
+        bound = "" if owner is None else "\x00owner\x00" + owner
+        return self._key.of("mcp-session-id\x00" + nonce + bound)
 
-    def issue(self) -> str:
+    def issue(self, owner: str | None = None) -> str:
         nonce = secrets.token_hex(16)
-        return f"{nonce}.{self._signature(nonce)}"
+        return f"{nonce}.{self._signature(nonce, owner)}"
 
-    def valid(self, session_id: str) -> bool:
+    def valid(self, session_id: str, owner: str | None = None) -> bool:
         nonce, dot, signature = session_id.partition(".")
         if not dot or len(nonce) != 32:
             return False
-        return secrets.compare_digest(signature, self._signature(nonce))
+        return secrets.compare_digest(signature, self._signature(nonce, owner))
 
 
 class SealedInputKeys:
@@ -281,7 +287,7 @@ class StatelessFront(_Front):
         message = _request_of(decoded)
         if message is not None and message.method == "initialize":
             assert self._handshake is not None
-            issued = self._signer.issue()
+            issued = self._signer.issue(_owner())
             header = [(MCP_SESSION_ID_HEADER.encode(), issued.encode())]
             await write_json(
                 send, {"jsonrpc": "2.0", "id": message.id, "result": self._handshake}, 200, header
@@ -291,7 +297,7 @@ class StatelessFront(_Front):
         if session_id is None:
             await _reject(send, 400, None, INVALID_REQUEST, "Bad Request: Missing session ID")
             return
-        if not self._signer.valid(session_id):
+        if not self._signer.valid(session_id, _owner()):
             await _reject(send, 404, None, INVALID_REQUEST, "Session not found")
             return
         if isinstance(decoded, dict) and "id" not in decoded and "method" in decoded:
@@ -309,6 +315,12 @@ class StatelessFront(_Front):
             await _needs_session(send, message, 200)
             return
         await self.shared.answer(message, session_id, receive, send, sse=has_sse)
+
+
+def _owner() -> str | None:
+    """The verified subject of this request (``None`` without OAuth)."""
+    principal = current_principal()
+    return principal.id if principal is not None else None
 
 
 async def _ladder(send: Send, request_id: Any, rejection: InboundLadderRejection) -> None:

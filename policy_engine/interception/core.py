@@ -122,6 +122,8 @@ class ChainRun:
     result: ChainExecutionResult
     payload: Any = None
     """The payload as received, before the chain: what `--record` writes."""
+    principal_id: str | None = None
+    """Who the message was for (``context.principal.id``): logged, never the token."""
 
 
 class Interception:
@@ -190,7 +192,10 @@ class Interception:
         )
         result = await self.chain.execute(params, side=side)
         if self.observer is not None:
-            self.observer(ChainRun(event, phase, side, origin, server, session_id, result, payload))
+            who = principal.id if principal is not None else None
+            self.observer(
+                ChainRun(event, phase, side, origin, server, session_id, result, payload, who)
+            )
         return result
 
     def refusal(self, event: str, result: ChainExecutionResult) -> Refuse:

@@ -22,6 +22,7 @@ from policy_engine.wire.constants import INVOKE_METHODS, LIST_METHOD
 
 from .catalog import EXTENSION_ID
 from .decision_log import DecisionLog
+from .resource_server import verified_principal
 from .service import InterceptorService
 from .source import ProviderSource
 
@@ -116,7 +117,8 @@ class _InterceptorMethods:
         self, ctx: ServerRequestContext[Any, Any], _params: _RawParams
     ) -> dict[str, Any]:
         try:
-            return await self._serving(ctx).invoke(ctx.params)
+            principal = verified_principal(ctx)
+            return await self._serving(ctx).invoke(ctx.params, principal=principal)
         except InterceptorError as error:
             raise _to_mcp_error(error) from None
 

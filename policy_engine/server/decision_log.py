@@ -65,6 +65,8 @@ class Decision:
     duration_ms: float
     trace_id: str | None = None
     session_id: str | None = None
+    principal_id: str | None = None
+    """Who called (``context.principal.id``); never the token."""
     severity: str | None = None
     error_code: int | None = None
     payload: Any = None
@@ -267,6 +269,8 @@ class DecisionLog:
             "traceId": capped("traceId", decision.trace_id),
             "sessionId": capped("sessionId", decision.session_id),
         }
+        if decision.principal_id is not None:
+            entry["principal"] = capped("principal", decision.principal_id)
         if truncated:
             entry["truncated"] = truncated
         if decision.severity is not None:

@@ -28,7 +28,9 @@ from .http_connections import guarded_config
 from .http_guard import RequestGuard
 from .http_sessions import SessionLimiter
 from .limits import TransportLimits
+from .oauth import TokenVerifier
 from .rejections import RejectionLog
+from .resource_server import ResourceServerMiddleware
 from .source import ProviderSource
 
 MCP_PATH = "/mcp"
@@ -73,11 +75,12 @@ def build_http_app(
     allowed_hosts: Sequence[str] = (),
     limits: TransportLimits | None = None,
     rejections: RejectionLog | None = None,
+    verifier: TokenVerifier | None = None,
 ) -> ASGIApp:
     """The ASGI app serving MCP at ``/mcp``; its lifespan runs the SDK session manager.
 
-    Outermost first: bearer auth, the request guard (body bounds, strict
-    framing), the session cap, the SDK.
+    Outermost first: bearer auth (a static token, or OAuth with ``verifier``), the
+    request guard (body bounds, strict framing), the session cap, the SDK.
     """
     limits = limits or TransportLimits()
     rejections = rejections or RejectionLog()
@@ -111,6 +114,8 @@ def build_http_app(
     )
     if auth_token is not None:
         app = BearerTokenMiddleware(app, auth_token)
+    if verifier is not None:
+        app = ResourceServerMiddleware(app, verifier, bind_sessions=not stateless)
     return app
 
 
@@ -203,20 +208,24 @@ async def serve_http(
     limits: TransportLimits | None = None,
     allow_unauthenticated_remote: bool = False,
     sock: socket.socket | None = None,
+    verifier: TokenVerifier | None = None,
 ) -> None:
     """Serve until cancelled or signalled; ``ready`` gets the bound port (so port 0 works).
 
     Pass ``sock`` from ``listen`` to report a bind failure before the event
     loop starts; otherwise ``listen`` is called here and may raise
-    ``ListenError``.
+    ``ListenError``. With ``verifier``, its JWKS is loaded first (``AuthConfigError``
+    if it cannot be: the server never serves with auth it cannot check).
     """
+    if verifier is not None:
+        await verifier.start()
     limits = limits or TransportLimits()
     rejections = RejectionLog()
     if sock is None:
         sock = listen(
             host,
             port,
-            auth_configured=auth_token is not None,
+            auth_configured=auth_token is not None or verifier is not None,
             allow_unauthenticated_remote=allow_unauthenticated_remote,
         )
     app = build_http_app(
@@ -229,6 +238,7 @@ async def serve_http(
         allowed_hosts=allowed_hosts,
         limits=limits,
         rejections=rejections,
+        verifier=verifier,
     )
     bound_port: int = sock.getsockname()[1]
     config = guarded_config(app, limits, rejections, lifespan="on")

@@ -18,6 +18,7 @@ from ..wire import InterceptorProvider
 from .decision_log import DecisionLog
 from .http_app import listen, serve_http
 from .limits import TransportLimits
+from .oauth import TokenVerifier
 from .reload import Reloader
 from .serve import serve_stdio
 from .source import ProviderSource, static_source
@@ -40,6 +41,8 @@ class ServerOptions:
     allow_shrink: bool = False
     listen: tuple[str, int] | None = None
     auth_token: str | None = field(default=None, repr=False)
+    # OAuth 2.1 resource server (docs/identity.md): tokens checked against an issuer.
+    verifier: TokenVerifier | None = None
     allow_unauthenticated_remote: bool = False
     stateless: bool = False
     allowed_hosts: tuple[str, ...] = ()
@@ -55,14 +58,18 @@ def _check(options: ServerOptions) -> None:
     """Refuse options that cannot go together, before anything is bound or started."""
     if options.watch and options.load is None:
         raise ValueError("`watch` needs `load`, to compile the watched files again")
+    if options.auth_token and options.verifier is not None:
+        raise ValueError("give `auth_token` or `verifier`, not both")
     if options.listen is None and (
         options.auth_token
+        or options.verifier is not None
         or options.stateless
         or options.allowed_hosts
         or options.allow_unauthenticated_remote
     ):
         raise ValueError(
-            "auth_token, stateless, allowed_hosts and allow_unauthenticated_remote need `listen`"
+            "auth_token, verifier, stateless, allowed_hosts and allow_unauthenticated_remote "
+            "need `listen`"
         )
 
 
@@ -79,7 +86,7 @@ async def run_server(options: ServerOptions) -> None:
         sock = listen(
             host,
             port,
-            auth_configured=options.auth_token is not None,
+            auth_configured=options.auth_token is not None or options.verifier is not None,
             allow_unauthenticated_remote=options.allow_unauthenticated_remote,
         )
     try:
@@ -114,6 +121,7 @@ async def run_server(options: ServerOptions) -> None:
                     allowed_hosts=options.allowed_hosts,
                     limits=options.limits,
                     sock=sock,
+                    verifier=options.verifier,
                 )
             group.cancel_scope.cancel()
     finally:

@@ -16,9 +16,11 @@ from pydantic import ValidationError
 
 from policy_engine.wire import (
     InterceptorError,
+    InvocationContext,
     InvokeParams,
     ListInterceptorsParams,
     MutationResult,
+    Principal,
     ValidationResult,
 )
 from policy_engine.wire.errors import (
@@ -93,7 +95,12 @@ class InterceptorService:
             chosen = tuple(d for d in chosen if d.hooks_event(event))
         return {"interceptors": [d.to_wire() for d in chosen]}
 
-    async def invoke(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+    async def invoke(
+        self, raw: Mapping[str, Any] | None, *, principal: Principal | None = None
+    ) -> dict[str, Any]:
+        """``principal``: the caller a verified token names; it replaces any the caller
+        put in the context (only a caller without one, such as a host holding the static
+        token, speaks for the principals it serves)."""
         started = time.perf_counter()
         body = _strip_meta(raw)
         params: InvokeParams | None = None
@@ -102,6 +109,8 @@ class InterceptorService:
                 params = InvokeParams.model_validate(body)
             except ValidationError as exc:
                 raise _params_error(exc) from None
+            if principal is not None:
+                params = _as_caller(params, principal)
             result = await self._run(self.catalog(), params)
             try:
                 wire = result.to_wire()
@@ -162,6 +171,7 @@ class InterceptorService:
                 duration_ms=(time.perf_counter() - started) * 1000,
                 trace_id=context.trace_id if context else None,
                 session_id=context.session_id if context else None,
+                principal_id=_principal_id(params),
                 severity=severity,
                 payload=payload,
                 has_payload=has_payload,
@@ -197,9 +207,23 @@ class InterceptorService:
                 duration_ms=(time.perf_counter() - started) * 1000,
                 trace_id=trace_id,
                 session_id=session_id,
+                principal_id=_principal_id(params),
                 error_code=error.code,
             )
         )
+
+
+def _as_caller(params: InvokeParams, principal: Principal) -> InvokeParams:
+    context = params.context or InvocationContext()
+    return params.model_copy(
+        update={"context": context.model_copy(update={"principal": principal})}
+    )
+
+
+def _principal_id(params: InvokeParams | None) -> str | None:
+    context = params.context if params is not None else None
+    principal = context.principal if context is not None else None
+    return principal.id if principal is not None else None
 
 
 def _str_or_none(value: object) -> str | None:
