@@ -24,7 +24,8 @@ from mcp_types import ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCNotificati
 from pydantic import ValidationError
 
 from policy_engine.wire.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
-from policy_engine.wire.json_text import TOO_DEEP, JSONTextError, loads
+from policy_engine.wire.json_text import TOO_DEEP, InvalidText, JSONTextError, loads
+from policy_engine.wire.unicode import is_text
 
 _WHITESPACE = b" \t\r\n"
 
@@ -113,6 +114,8 @@ def decode_line(
         return None
     try:
         document: Any = loads(line)
+    except InvalidText as exc:
+        return _not_text(exc)
     except JSONTextError as exc:
         if exc.reason == TOO_DEEP:
             # Nested deeper than the parser's limit (about 200 levels): read the id
@@ -133,6 +136,23 @@ def decode_line(
         return types.jsonrpc_message_adapter.validate_python(document, by_name=False)
     except ValidationError:
         return _diagnose(document)
+
+
+def _not_text(exc: InvalidText) -> Rejected:
+    """A string that is not Unicode text (a lone surrogate): refused under the request's
+    own id, -32602 inside ``params`` and -32600 elsewhere, naming the path only."""
+    document = exc.document
+    location = exc.bad.location
+    request_id = None
+    if isinstance(document, dict) and location[:1] != ("id",):
+        request_id = _as_id(document.get("id"))
+        if isinstance(request_id, str) and not is_text(request_id):
+            request_id = None
+    if location[:1] == ("params",) and request_id is not None:
+        code, message = INVALID_PARAMS, "Invalid params"
+    else:
+        code, message = INVALID_REQUEST, "Invalid Request"
+    return rejection(request_id, code, message, exc.reason, **exc.bad.where())
 
 
 _BAD_ID = "id must be a string or a number"
