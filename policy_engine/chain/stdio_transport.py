@@ -18,10 +18,11 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from typing import TextIO
+from typing import Any, TextIO
 
 import anyio
 import mcp_types as types
+import orjson
 from anyio.abc import Process
 from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, get_default_environment
@@ -57,20 +58,49 @@ def wire_line(
         return text.encode() + b"\n", None
     except (ValueError, UnicodeError):
         pass
-    params = getattr(message, "params", None)
-    bad = find_bad_text({"params": params}) if params is not None else None
-    data = {"reason": NOT_UNICODE if bad else "message could not be serialized"}
-    if bad is not None:
-        data.update(bad.where())
+    data = _why_unwritable(message)
     if isinstance(message, types.JSONRPCRequest):
-        error = types.ErrorData(code=INVALID_PARAMS, message="Invalid params", data=data)
-        return None, types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+        return None, unwritable_request(message, data)
     if isinstance(message, types.JSONRPCResponse):
         error = types.ErrorData(code=INTERNAL_ERROR, message="Internal error", data=data)
         reply = types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
         return reply.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n", None
     logger.warning("dropped a message that cannot be written: %s", data["reason"])
     return None, None
+
+
+def unwritable(message: types.JSONRPCMessage) -> dict[str, Any] | None:
+    """Why ``message`` cannot be written as JSON text (an error's ``data``), or None.
+
+    orjson answers for nearly every message at a fraction of pydantic's cost;
+    what it refuses (a lone surrogate, an integer past 64 bits) is settled by
+    the serializer the transports use.
+    """
+    body = getattr(message, "params", None) or getattr(message, "result", None)
+    try:
+        orjson.dumps(body)
+        return None
+    except TypeError:
+        pass
+    try:
+        message.model_dump_json(by_alias=True, exclude_unset=True)
+        return None
+    except (ValueError, UnicodeError):
+        return _why_unwritable(message)
+
+
+def unwritable_request(request: types.JSONRPCRequest, data: dict[str, Any]) -> types.JSONRPCError:
+    """The sender's own request answered: -32602, naming where, never what."""
+    error = types.ErrorData(code=INVALID_PARAMS, message="Invalid params", data=data)
+    return types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)
+
+
+def _why_unwritable(message: types.JSONRPCMessage) -> dict[str, Any]:
+    params = getattr(message, "params", None)
+    bad = find_bad_text({"params": params}) if params is not None else None
+    if bad is None:
+        return {"reason": "message could not be serialized"}
+    return {"reason": NOT_UNICODE, **bad.where()}
 
 
 @asynccontextmanager

@@ -26,6 +26,7 @@ from balancer import FLOW_KEY
 from gateway_harness import (
     ROOT,
     calls,
+    everything_http,
     free_port,
     gateway_argv,
     gateway_process_argv,
@@ -35,6 +36,8 @@ from gateway_harness import (
 )
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from policy_engine.gateway.backend import Backend, BackendError, BackendSpec
 
 LIMIT = 60
 REASON = "string is not valid Unicode (a lone surrogate)"
@@ -210,3 +213,38 @@ async def _hostile_posts(url: str, victim_session: Any) -> None:
         )
         assert response.status_code == 400
         assert_refused(response.json(), 7, "$.params.arguments.text", False)
+
+
+async def test_an_unwritable_request_to_an_http_backend_is_the_senders_error() -> None:
+    """Past the door (a library caller, a mutator), a lone surrogate bound for an HTTP
+    backend is refused to its sender: the SDK's writer, and the backend, carry on."""
+    exits: list[str] = []
+
+    async def on_exit(backend: Backend, reason: str) -> None:
+        exits.append(reason)
+
+    async def ignore(*_args: Any) -> None:
+        return None
+
+    with everything_http() as url, anyio.fail_after(LIMIT):
+        backend = Backend(
+            BackendSpec(name="ev", url=url),
+            on_request=ignore,
+            on_notification=ignore,
+            on_exit=on_exit,
+        )
+        async with anyio.create_task_group() as tg:
+            await backend.connect(tg)
+            init = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            }
+            assert "serverInfo" in await backend.request("initialize", init)
+            with pytest.raises(BackendError) as refused:
+                await backend.request("ping", {"note": "x\ud800"})
+            assert refused.value.error.code == -32602
+            assert refused.value.error.data == {"reason": REASON, "path": "$.params.note"}
+            assert await backend.request("ping", None) == {}
+            assert backend.alive and exits == []
+            backend.close()
