@@ -71,6 +71,12 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
 @click.option("--decision-log", help="One JSON line per chain run to FILE, or - for stderr.")
 @click.option("--log-payloads", is_flag=True, help="Include passed payloads in the decision log.")
 @click.option(
+    "--decision-log-complete",
+    is_flag=True,
+    help="Write every decision in full (no per-session budget) and fail a request whose "
+    "decision cannot be logged instead of dropping the line.",
+)
+@click.option(
     "--record",
     metavar="FILE",
     help="Append every chain run's payload as received and its decision to FILE, for "
@@ -94,6 +100,7 @@ def gateway(
     on_backend_exit: str | None,
     decision_log: str | None,
     log_payloads: bool,
+    decision_log_complete: bool,
     record: str | None,
     verbose: bool,
     flow_store: str | None,
@@ -155,11 +162,9 @@ def gateway(
             options.auth_token = token_from_env(auth_token_env)
         except AuthConfigError as exc:
             fail(str(exc))
-    logging.basicConfig(
-        level=logging.DEBUG if options.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="policyc gateway: %(message)s",
-    )
+    from ..server.log_text import configure_logging
+
+    configure_logging(logging.DEBUG if options.verbose else logging.INFO, "policyc gateway")
     if not options.verbose:
         for noisy in ("mcp", "httpx", "httpx2", "uvicorn.access"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -181,7 +186,11 @@ def gateway(
 
     try:
         decisions = (
-            GatewayDecisionLog.open(options.decision_log, include_payloads=options.log_payloads)
+            GatewayDecisionLog.open(
+                options.decision_log,
+                include_payloads=options.log_payloads,
+                complete=decision_log_complete,
+            )
             if options.decision_log
             else None
         )

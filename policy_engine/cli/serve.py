@@ -124,7 +124,9 @@ def serve(
         max_sessions=bounds["max_sessions"],
         max_connections=bounds["max_connections"],
     )
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="policyc: %(message)s")
+    from ..server.log_text import configure_logging
+
+    configure_logging(logging.INFO, "policyc")
     if listen is None and (
         auth_token_env or stateless or allowed_hosts or bounds["allow_unauthenticated_remote"]
     ):

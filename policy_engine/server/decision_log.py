@@ -41,6 +41,8 @@ from typing import Any, TextIO
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR
 
+from .log_text import escape_json_line
+
 logger = logging.getLogger(__name__)
 
 Outcome = str
@@ -272,11 +274,12 @@ class DecisionLog:
         if self.include_payloads and decision.has_payload:
             entry["payload"] = decision.payload
         try:
-            return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+            line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
         except (TypeError, ValueError, RecursionError):
             entry.pop("payload", None)
             entry["payloadOmitted"] = "not serializable"
-            return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+            line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+        return escape_json_line(line)
 
     def reopen(self) -> None:
         """Close and reopen the file before the next line (after an external rotation)."""
