@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from gateway_harness import ROOT, gateway_process_argv, recorder
+from gateway_harness import ROOT, gateway_client, gateway_process_argv, recorder, text_of
 from test_gateway_door import Wire
 
 from policy_engine.gateway.decision_log import GatewayDecisionLog, SessionBudget
@@ -170,3 +170,35 @@ def test_a_complete_log_has_no_budget(tmp_path: Path) -> None:
         log(_run("busy", "success"))
     log.close()
     assert len(path.read_text().splitlines()) == 3000
+
+
+CARD_ONLY = """mutator card-mask {
+  on * both
+  redact $ matching CREDIT_CARD
+}
+"""
+
+
+async def test_log_payloads_never_holds_a_secret_a_mutator_let_through(tmp_path: Path) -> None:
+    """The log holds the payload after redaction, and the built-in secret and card
+    patterns masked on top: a policy that hides only the card cannot leak the rest."""
+    policy = tmp_path / "card.policy"
+    policy.write_text(CARD_ONLY, encoding="utf-8")
+    log = tmp_path / "decisions.jsonl"
+    stripe = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    text = f"card 4111 1111 1111 1111, mail jane.doe@example.com, key {stripe}"
+    args = ["--backend", recorder(tmp_path / "calls.log"), "--decision-log", str(log)]
+    with anyio.fail_after(LIMIT):
+        async with gateway_client(*args, "--log-payloads", policies=[policy]) as client:
+            answer = text_of(await client.call_tool("echo", {"text": text}))
+    # The policy decides what the client sees: only the card is redacted there.
+    assert "4111" not in answer and "jane.doe@example.com" in answer and stripe in answer
+    raw = log.read_text(encoding="utf-8")
+    assert "jane.doe@example.com" not in raw and stripe not in raw and "4111" not in raw
+    logged = [json.loads(line) for line in raw.splitlines()]
+    calls = [r for r in logged if r["event"] == "tools/call" and "payload" in r]
+    assert {r["phase"] for r in calls} == {"request", "response"}
+    request = next(r for r in calls if r["phase"] == "request")
+    assert request["payload"]["arguments"]["text"] == (
+        "card [REDACTED:CREDIT_CARD], mail [MASKED:EMAIL], key [MASKED:STRIPE_KEY]"
+    )
