@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import click
 
+from ..compiler.bounds import DEFAULT_MAX_BYTES, Limits
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
@@ -82,6 +83,14 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
     help="Append every chain run's payload as received and its decision to FILE, for "
     "`policyc replay` (created owner-only: it holds raw payloads).",
 )
+@click.option(
+    "--max-payload-bytes",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_BYTES,
+    show_default=True,
+    help="Largest payload a policy evaluates (JSON bytes); a stdio line or HTTP body may "
+    "be 64 KiB more, for the envelope. Larger messages are refused with -32600 or -32602.",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Trace every message to stderr.")
 @flow_options
 def gateway(
@@ -102,6 +111,7 @@ def gateway(
     log_payloads: bool,
     decision_log_complete: bool,
     record: str | None,
+    max_payload_bytes: int,
     verbose: bool,
     flow_store: str | None,
     flow_key_env: str | None,
@@ -169,8 +179,10 @@ def gateway(
         for noisy in ("mcp", "httpx", "httpx2", "uvicorn.access"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
     flows = flow_runtime(flow_store, flow_key_env, flow_ttl, flow_max_entries, flow_max_sessions)
+    options.max_payload_bytes = max_payload_bytes
+    limits = Limits(max_bytes=max_payload_bytes)
     policy_set = (
-        compile_or_exit(tuple(str(p) for p in options.policies), flows=flows)
+        compile_or_exit(tuple(str(p) for p in options.policies), limits, flows=flows)
         if options.policies
         else None
     )

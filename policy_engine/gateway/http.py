@@ -31,7 +31,7 @@ from policy_engine.server.auth import BearerTokenMiddleware
 from policy_engine.server.http_app import MCP_PATH, listen, security_settings
 from policy_engine.server.http_connections import guarded_config
 from policy_engine.server.http_guard import RequestGuard
-from policy_engine.server.limits import TransportLimits
+from policy_engine.server.limits import TransportLimits, message_limit
 from policy_engine.server.rejections import RejectionLog
 
 from .serve import GatewayOptions, session_options
@@ -234,7 +234,7 @@ async def serve_http(options: GatewayOptions, interception: Interception) -> str
 
     assert options.listen is not None
     host, port = options.listen
-    limits = TransportLimits()
+    limits = TransportLimits(max_message_bytes=message_limit(options.max_payload_bytes))
     rejections = RejectionLog()
     sock = listen(host, port, auth_configured=options.auth_token is not None)
     bound: int = sock.getsockname()[1]

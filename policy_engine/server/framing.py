@@ -179,6 +179,19 @@ def _diagnose(document: Any) -> Rejected | None:
     return rejection(request_id, INVALID_REQUEST, "Invalid Request", "not a JSON-RPC 2.0 message")
 
 
+def too_long(prefix: bytes, max_bytes: int) -> Rejected:
+    """-32600 for a message past the size limit, under its own id when the id is among
+    the first `TOO_LONG_ID_SCAN` bytes (SDK clients write it before ``params``): an
+    answer under ``null`` would leave the client waiting for its request forever."""
+    request_id = scan_top_level_id(prefix[:TOO_LONG_ID_SCAN])
+    return rejection(request_id, INVALID_REQUEST, "Invalid Request", TOO_LONG, maxBytes=max_bytes)
+
+
+TOO_LONG = "message too long"
+TOO_LONG_ID_SCAN = 4096
+"""Bytes of an oversized message searched for its id: the scan runs in Python, so a
+flood of oversized messages costs a few microseconds each, not the scan of a megabyte."""
+
 _ID_SCAN_LIMIT = 256 * 1024
 """The id is looked for in the first 256 KiB only, so a huge line cannot stall the loop."""
 
