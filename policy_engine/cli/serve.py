@@ -86,6 +86,7 @@ def serve(
 ) -> None:
     """Serve policies as SEP-2624 interceptors (interceptors/list, interceptor/invoke)."""
     from ..compiler import compile_policies
+    from ..compiler.log_mask import secret_masker
     from ..server import (
         AuthConfigError,
         DecisionLog,
@@ -161,6 +162,7 @@ def serve(
             backups=bounds["decision_log_backups"],
             queue_lines=bounds["decision_log_queue"],
             complete=bounds["decision_log_complete"],
+            masker=secret_masker() if log_payloads else None,
         )
         try:
             log = DecisionLog(decision_log, settings)

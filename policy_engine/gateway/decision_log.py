@@ -2,7 +2,7 @@
 
 Payloads stay out unless asked for, and then only the payload the chain let
 through (after redaction), never what the client or backend sent; the
-built-in secret and card patterns are masked in it again (`LOG_MASKED`), so
+built-in secret and card patterns are masked in it again (`log_mask`), so
 a mutator that redacts less than everything cannot put a key in the log.
 
 A client must not be able to fill the log, nor push other decisions out of
@@ -26,33 +26,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from policy_engine.compiler.log_mask import MAX_MASKED_BYTES, Masker, secret_masker
 from policy_engine.interception import ChainRun
 from policy_engine.server.decision_log import DecisionLog, DecisionLogSettings
 from policy_engine.server.traffic_recorder import open_recorder
 from policy_engine.wire.traffic import TrafficRecord, record_line
 
-MAX_LOGGED_PAYLOAD = 64 * 1024
+MAX_LOGGED_PAYLOAD = MAX_MASKED_BYTES
 """Bytes of compact JSON above which a passed payload is logged by its size alone."""
-
-LOG_MASKED = (
-    "PRIVATE_KEY",
-    "AWS_ACCESS_KEY",
-    "AWS_SECRET_KEY",
-    "GITHUB_TOKEN",
-    "SLACK_TOKEN",
-    "STRIPE_KEY",
-    "GOOGLE_API_KEY",
-    "VENDOR_KEY",
-    "JWT",
-    "BEARER_TOKEN",
-    "CONNECTION_STRING",
-    "API_KEY",
-    "CREDIT_CARD",
-    "IBAN",
-    "SSN",
-    "EMAIL",
-)
-"""Built-in patterns masked in every logged payload, whatever the policies redacted."""
 
 
 @dataclass
@@ -94,30 +75,6 @@ class SessionBudget:
             return 0
         count, bucket[2] = int(bucket[2]), 0.0
         return count
-
-
-Masker = Callable[[Any], Any]
-
-
-def secret_masker() -> Masker:
-    """A function returning its payload with `LOG_MASKED` patterns replaced (the
-    policy engine's own redactor, so a mask is exactly what `redact` does)."""
-    from policy_engine.compiler import Limits, compile_sources
-
-    source = (
-        "mutator log-mask {\n  on * both\n  redact $ matching "
-        + ", ".join(LOG_MASKED)
-        + ' with "[MASKED:{pattern}]"\n}\n'
-    )
-    masks = compile_sources({"log-mask.policy": source}, Limits(max_bytes=MAX_LOGGED_PAYLOAD))
-
-    def mask(payload: Any) -> Any:
-        result = masks.invoke_sync("log-mask", "log", "request", payload)
-        return (
-            getattr(result, "payload", payload) if getattr(result, "modified", False) else payload
-        )
-
-    return mask
 
 
 class GatewayDecisionLog:

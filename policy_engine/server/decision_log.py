@@ -9,7 +9,11 @@ Logging must never slow or stop enforcement, and a client must not be able
 to grow the log at will:
 
 - every client-supplied field (traceId, sessionId, names) is cut to
-  ``field_chars`` characters, and the line lists the fields it cut;
+  ``field_chars`` characters, and the line lists the fields it cut; C1
+  controls and line separators are escaped like the C0 ones, so no name can
+  forge a line or drive a terminal;
+- a logged payload passes ``masker`` first (the built-in secret and card
+  patterns, see ``compiler.log_mask``);
 - lines go through a bounded queue to a writer thread, so an invoke never
   waits for the disk, a FIFO nobody reads, or a stderr nobody drains. When
   the queue is full the line is dropped and counted; the count is written to
@@ -34,7 +38,8 @@ import queue
 import stat
 import sys
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -84,6 +89,9 @@ class DecisionLogSettings:
     field_chars: int = 256
     file_mode: int = 0o644
     """Permissions of a file the log creates (a traffic record is owner-only: 0o600)."""
+    masker: Callable[[Any], Any] | None = field(default=None, compare=False)
+    """Applied to each logged payload (the CLI passes `compiler.log_mask.secret_masker`);
+    a payload it fails on (past 64 KiB) is left out of the line."""
 
 
 def _now() -> str:
@@ -272,7 +280,7 @@ class DecisionLog:
         if decision.error_code is not None:
             entry["errorCode"] = decision.error_code
         if self.include_payloads and decision.has_payload:
-            entry["payload"] = decision.payload
+            entry.update(self._logged_payload(decision.payload))
         try:
             line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
         except (TypeError, ValueError, RecursionError):
@@ -280,6 +288,15 @@ class DecisionLog:
             entry["payloadOmitted"] = "not serializable"
             line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
         return escape_json_line(line)
+
+    def _logged_payload(self, payload: Any) -> dict[str, Any]:
+        masker = self.settings.masker
+        if masker is None:
+            return {"payload": payload}
+        try:
+            return {"payload": masker(payload)}
+        except Exception:  # never write what could not be masked
+            return {"payloadOmitted": "too large or could not be masked"}
 
     def reopen(self) -> None:
         """Close and reopen the file before the next line (after an external rotation)."""

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import stdio_client as sdk_stdio_client
 from mcp.shared.exceptions import MCPError
 from server_harness import invoke, stdio_client
 
@@ -68,3 +72,29 @@ async def test_decision_log_payloads_only_after_mutation(tmp_path: Path) -> None
     with_payload = [e for e in entries if "payload" in e]
     assert [e["interceptor"] for e in with_payload] == ["uppercase-note"]
     assert with_payload[0]["payload"]["arguments"]["note"] == "HELLO"
+
+
+CARD_ONLY = "mutator card-mask {\n  on tools/call request\n  redact $ matching CREDIT_CARD\n}\n"
+
+
+async def test_log_payloads_masks_the_secrets_a_mutator_let_through(tmp_path: Path) -> None:
+    """`policyc serve --log-payloads`: the logged payload is the mutator's output with
+    the built-in secret and card patterns masked again, never a key in clear."""
+    policy = tmp_path / "card.policy"
+    policy.write_text(CARD_ONLY, encoding="utf-8")
+    log = tmp_path / "decisions.jsonl"
+    argv = ["-m", "policy_engine.cli.main", "serve", str(policy), "--decision-log", str(log)]
+    params = StdioServerParameters(command=sys.executable, args=[*argv, "--log-payloads"])
+    stripe = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    text = f"card 4111 1111 1111 1111, mail jane.doe@example.com, key {stripe}"
+    payload = {"name": "echo", "arguments": {"text": text}}
+    with anyio.fail_after(60):
+        async with Client(sdk_stdio_client(params)) as client:
+            result = await invoke(
+                client, name="card-mask", event="tools/call", phase="request", payload=payload
+            )
+    assert stripe in json.dumps(result)  # the policy decides what the caller gets back
+    raw = log.read_text(encoding="utf-8")
+    assert stripe not in raw and "jane.doe@example.com" not in raw and "4111" not in raw
+    logged = json.loads(raw.splitlines()[-1])["payload"]["arguments"]["text"]
+    assert logged == "card [REDACTED:CREDIT_CARD], mail [MASKED:EMAIL], key [MASKED:STRIPE_KEY]"
