@@ -16,8 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from gateway_harness import ROOT, gateway_client, gateway_process_argv, recorder, text_of
-from test_gateway_door import Wire
+from gateway_harness import (
+    ROOT,
+    Wire,
+    gateway_client,
+    gateway_process_argv,
+    recorder,
+    text_of,
+)
 
 from policy_engine.gateway.decision_log import GatewayDecisionLog, SessionBudget
 from policy_engine.interception import ChainRun

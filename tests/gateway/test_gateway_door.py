@@ -24,7 +24,9 @@ import httpx2
 import pytest
 from balancer import FLOW_KEY
 from gateway_harness import (
+    HEADERS,
     ROOT,
+    Wire,
     calls,
     everything_http,
     free_port,
@@ -58,31 +60,6 @@ def assert_refused(reply: dict[str, Any], request_id: int, path: str, in_key: bo
     data = reply["error"]["data"]
     assert data == {"reason": REASON, "path": path, **({"in": "key"} if in_key else {})}
     assert "\\ud" not in json.dumps(reply).lower()
-
-
-class Wire:
-    """Newline-delimited JSON-RPC over the gateway's pipes, below any SDK client."""
-
-    def __init__(self, process: anyio.abc.Process) -> None:
-        self.process = process
-        self.buffer = b""
-        self.replies: dict[Any, dict[str, Any]] = {}
-
-    async def send(self, line: bytes) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send(line + b"\n")
-
-    async def reply_to(self, request_id: Any) -> dict[str, Any]:
-        """The answer to ``request_id``; answers to others are kept for later."""
-        assert self.process.stdout is not None
-        while request_id not in self.replies:
-            while b"\n" not in self.buffer:
-                self.buffer += await self.process.stdout.receive()
-            line, _, self.buffer = self.buffer.partition(b"\n")
-            message = json.loads(line)
-            if "id" in message and "method" not in message:
-                self.replies[message["id"]] = message
-        return self.replies.pop(request_id)
 
 
 @asynccontextmanager
@@ -152,9 +129,6 @@ def http_gateway_argv(port: int, log: Path, front: str) -> list[str]:
     if front == "stateless":
         args += ["--stateless", "--flow-key-env", "FLOW_KEY"]
     return [gateway_process_argv()[0], *gateway_argv(*args)]
-
-
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 @pytest.mark.parametrize("front", ["stateful", "stateless"])

@@ -11,7 +11,9 @@ import anyio
 import httpx2
 import pytest
 from gateway_harness import (
+    HEADERS,
     ROOT,
+    Wire,
     free_port,
     gateway_argv,
     gateway_client,
@@ -21,7 +23,6 @@ from gateway_harness import (
     text_of,
 )
 from mcp.shared.exceptions import MCPError
-from test_gateway_door import HEADERS, Wire
 
 LIMIT = 120
 BIG = "x" * 5_300_000
