@@ -234,7 +234,7 @@ class DecisionLog:
     def record_line(self, line: str) -> None:
         """Queue one line formatted elsewhere (a traffic record), with the same guarantees."""
         try:
-            self._queue.put_nowait(line)
+            self._queue.put_nowait(escape_json_line(line))
         except queue.Full:
             with self._lock:
                 self._dropped += 1
@@ -287,7 +287,7 @@ class DecisionLog:
             entry.pop("payload", None)
             entry["payloadOmitted"] = "not serializable"
             line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
-        return escape_json_line(line)
+        return line
 
     def _logged_payload(self, payload: Any) -> dict[str, Any]:
         masker = self.settings.masker
