@@ -12,19 +12,26 @@ closing early). Every wait in the shutdown is bounded.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from typing import TextIO
+from typing import Any, TextIO
 
 import anyio
 import mcp_types as types
+import orjson
 from anyio.abc import Process
 from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.shared.message import SessionMessage
+
+from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS
+from policy_engine.wire.unicode import NOT_UNICODE, find_bad_text
+
+logger = logging.getLogger("policyc.chain")
 
 # A server that ends politely gets this long to exit after its stdin closes.
 POLITE_EXIT_S = 2.0
@@ -32,6 +39,68 @@ POLITE_EXIT_S = 2.0
 REAP_S = 1.0
 _POLL_S = 0.01
 _PIPE_ERRORS = (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError)
+
+
+def wire_line(
+    message: types.JSONRPCMessage,
+) -> tuple[bytes | None, types.JSONRPCMessage | None]:
+    """The line to write for ``message``, and the answer to hand back when it cannot be.
+
+    A message that cannot be written (a string that is not Unicode text, which
+    only a library caller or a mutator could have put there: the wire refuses
+    it at the door) is one sender's fault, never the peer's: a request is
+    answered with -32602 under its own id, a response becomes an error for
+    the peer, a notification is dropped. The transport, and every other
+    request on it, carries on.
+    """
+    try:
+        text = message.model_dump_json(by_alias=True, exclude_unset=True)
+        return text.encode() + b"\n", None
+    except (ValueError, UnicodeError):
+        pass
+    data = _why_unwritable(message)
+    if isinstance(message, types.JSONRPCRequest):
+        return None, unwritable_request(message, data)
+    if isinstance(message, types.JSONRPCResponse):
+        error = types.ErrorData(code=INTERNAL_ERROR, message="Internal error", data=data)
+        reply = types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+        return reply.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n", None
+    logger.warning("dropped a message that cannot be written: %s", data["reason"])
+    return None, None
+
+
+def unwritable(message: types.JSONRPCMessage) -> dict[str, Any] | None:
+    """Why ``message`` cannot be written as JSON text (an error's ``data``), or None.
+
+    orjson answers for nearly every message at a fraction of pydantic's cost;
+    what it refuses (a lone surrogate, an integer past 64 bits) is settled by
+    the serializer the transports use.
+    """
+    body = getattr(message, "params", None) or getattr(message, "result", None)
+    try:
+        orjson.dumps(body)
+        return None
+    except TypeError:
+        pass
+    try:
+        message.model_dump_json(by_alias=True, exclude_unset=True)
+        return None
+    except (ValueError, UnicodeError):
+        return _why_unwritable(message)
+
+
+def unwritable_request(request: types.JSONRPCRequest, data: dict[str, Any]) -> types.JSONRPCError:
+    """The sender's own request answered: -32602, naming where, never what."""
+    error = types.ErrorData(code=INVALID_PARAMS, message="Invalid params", data=data)
+    return types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)
+
+
+def _why_unwritable(message: types.JSONRPCMessage) -> dict[str, Any]:
+    params = getattr(message, "params", None)
+    bad = find_bad_text({"params": params}) if params is not None else None
+    if bad is None:
+        return {"reason": "message could not be serialized"}
+    return {"reason": NOT_UNICODE, **bad.where()}
 
 
 @asynccontextmanager
@@ -75,8 +144,11 @@ async def stdio_transport(
         try:
             with from_session:
                 async for message in from_session:
-                    text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send(text.encode() + b"\n")
+                    line, refusal = wire_line(message.message)
+                    if refusal is not None:  # the sender's own request, answered here
+                        await to_session.send(SessionMessage(refusal))
+                    if line is not None:
+                        await process.stdin.send(line)
         except _PIPE_ERRORS:
             to_session.close()  # the session sees the connection end, not a hang
 

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import click
 
+from ..compiler.bounds import DEFAULT_MAX_BYTES, Limits
 from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_verifier
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
@@ -72,10 +73,24 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
 @click.option("--decision-log", help="One JSON line per chain run to FILE, or - for stderr.")
 @click.option("--log-payloads", is_flag=True, help="Include passed payloads in the decision log.")
 @click.option(
+    "--decision-log-complete",
+    is_flag=True,
+    help="Write every decision in full (no per-session budget) and fail a request whose "
+    "decision cannot be logged instead of dropping the line.",
+)
+@click.option(
     "--record",
     metavar="FILE",
     help="Append every chain run's payload as received and its decision to FILE, for "
     "`policyc replay` (created owner-only: it holds raw payloads).",
+)
+@click.option(
+    "--max-payload-bytes",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_BYTES,
+    show_default=True,
+    help="Largest payload a policy evaluates (JSON bytes); a stdio line or HTTP body may "
+    "be 64 KiB more, for the envelope. Larger messages are refused with -32600 or -32602.",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Trace every message to stderr.")
 @click.option(
@@ -108,7 +123,9 @@ def gateway(
     on_backend_exit: str | None,
     decision_log: str | None,
     log_payloads: bool,
+    decision_log_complete: bool,
     record: str | None,
+    max_payload_bytes: int,
     verbose: bool,
     flow_store: str | None,
     flow_key_env: str | None,
@@ -173,17 +190,17 @@ def gateway(
             options.auth_token = token_from_env(auth_token_env)
         except AuthConfigError as exc:
             fail(str(exc))
-    logging.basicConfig(
-        level=logging.DEBUG if options.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="policyc gateway: %(message)s",
-    )
+    from ..server.log_text import configure_logging
+
+    configure_logging(logging.DEBUG if options.verbose else logging.INFO, "policyc gateway")
     if not options.verbose:
         for noisy in ("mcp", "httpx", "httpx2", "uvicorn.access"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
     flows = flow_runtime(flow_store, flow_key_env, flow_ttl, flow_max_entries, flow_max_sessions)
+    options.max_payload_bytes = max_payload_bytes
+    limits = Limits(max_bytes=max_payload_bytes)
     policy_set = (
-        compile_or_exit(tuple(str(p) for p in options.policies), flows=flows)
+        compile_or_exit(tuple(str(p) for p in options.policies), limits, flows=flows)
         if options.policies
         else None
     )
@@ -199,7 +216,11 @@ def gateway(
 
     try:
         decisions = (
-            GatewayDecisionLog.open(options.decision_log, include_payloads=options.log_payloads)
+            GatewayDecisionLog.open(
+                options.decision_log,
+                include_payloads=options.log_payloads,
+                complete=decision_log_complete,
+            )
             if options.decision_log
             else None
         )

@@ -107,7 +107,9 @@ def serve(
         bounds.pop("flow_max_entries"),
         bounds.pop("flow_max_sessions"),
     )
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="policyc: %(message)s")
+    from ..server.log_text import configure_logging
+
+    configure_logging(logging.INFO, "policyc")
     if listen is None and (
         auth_token_env
         or oauth

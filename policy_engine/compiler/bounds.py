@@ -24,6 +24,7 @@ from ..language.path_syntax import format_location
 from ..language.re2_config import re2_options
 from ..wire.errors import InterceptorError, invalid_params
 from ..wire.finite import find_non_finite
+from ..wire.unicode import find_bad_text
 from .json_size import encoded, json_size
 from .matchers import binding, found_in
 from .nesting import TOO_DEEP, Encoding, encode_within
@@ -76,6 +77,7 @@ def measure_bounds(payload: Any, limits: Limits, interceptor: str) -> tuple[int,
     if not isinstance(within, Encoding):  # orjson's limit cannot tell: read the text
         plain = encoded(payload)
         if plain is None:
+            check_text(payload, interceptor, "payload")
             return _walk_bounds(payload, limits, interceptor), None
         if _deeper_than(plain, limits.max_depth):
             raise payload_too_deep(interceptor, limits)
@@ -211,6 +213,23 @@ def non_finite(interceptor: str, what: str, value: Any) -> InterceptorError:
 
 
 def check_finite(value: Any, interceptor: str, what: str) -> None:
-    """-32602 when ``value`` (a config or context object) holds NaN or +-Infinity."""
+    """-32602 when ``value`` (a config or context object) holds NaN or +-Infinity,
+    or a string that is not Unicode text."""
     if find_non_finite(value) is not None:
         raise non_finite(interceptor, what, value)
+    check_text(value, interceptor, what)
+
+
+def check_text(value: Any, interceptor: str, what: str) -> None:
+    """-32602 naming where a lone surrogate sits (I-JSON): no peer could be sent it.
+
+    Only values orjson refused reach this for a payload, so valid ones pay nothing.
+    """
+    bad = find_bad_text(value)
+    if bad is not None:
+        raise invalid_params(
+            f"{what} holds a string that is not valid Unicode at `{bad.path}`",
+            interceptor=interceptor,
+            field=what,
+            **bad.where(),
+        )

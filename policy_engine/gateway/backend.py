@@ -5,7 +5,8 @@ reach it), so answers, cancellations and progress can be matched whatever ids
 the client chose. The transport (a stdio subprocess, or streamable HTTP) lives
 in a task of its own: a backend that dies ends that task, fails every request
 still waiting on it with a clean error, and tells the owner, which restarts it
-or stops the gateway.
+or stops the gateway. A message that cannot be written (a lone surrogate) is
+its sender's error, answered to that sender alone: never a backend fault.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from policy_engine.chain.stdio_transport import unwritable, unwritable_request
 from policy_engine.chain.transports import client_transport
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR
@@ -218,6 +220,13 @@ class Backend:
     async def send(self, message: JSONRPCMessage) -> None:
         if self._write is None:
             raise BackendGone("the backend is not connected")
+        if self.spec.url is not None and (why := unwritable(message)) is not None:
+            # One client's unwritable message is that client's error; handed to the
+            # SDK's HTTP writer it would end the writer, and the backend with it.
+            if isinstance(message, JSONRPCRequest):
+                raise BackendError(unwritable_request(message, why).error)
+            logger.warning("dropped a message for backend %s: %s", self.name, why["reason"])
+            return
         metadata = None
         if self.spec.url is not None and isinstance(message, JSONRPCRequest):
             headers = modern_headers(message.method, message.params)

@@ -31,7 +31,7 @@ from policy_engine.server.auth import BearerTokenMiddleware
 from policy_engine.server.http_app import MCP_PATH, listen, security_settings
 from policy_engine.server.http_connections import guarded_config
 from policy_engine.server.http_guard import RequestGuard
-from policy_engine.server.limits import TransportLimits
+from policy_engine.server.limits import TransportLimits, message_limit
 from policy_engine.server.oauth import TokenVerifier
 from policy_engine.server.rejections import RejectionLog
 from policy_engine.server.resource_server import ResourceServerMiddleware, current_principal
@@ -242,7 +242,7 @@ async def serve_http(options: GatewayOptions, interception: Interception) -> str
 
     assert options.listen is not None
     host, port = options.listen
-    limits = TransportLimits()
+    limits = TransportLimits(max_message_bytes=message_limit(options.max_payload_bytes))
     rejections = RejectionLog()
     verifier = options.oauth.verifier() if options.oauth is not None else None
     if verifier is not None:

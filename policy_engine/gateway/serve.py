@@ -14,6 +14,7 @@ from typing import Any
 from policy_engine.chain import InterceptorChain, Selector, ServerSpec
 from policy_engine.flow import Fingerprinter
 from policy_engine.interception import BlockStyle, ChainRun, Interception, Role
+from policy_engine.server.limits import DEFAULT_PAYLOAD_BYTES
 from policy_engine.server.oauth import OAuthSettings
 from policy_engine.wire import InterceptorOverrides, InterceptorProvider, Principal
 
@@ -55,6 +56,9 @@ class GatewayOptions:
     log_payloads: bool = False
     verbose: bool = False
     source: Path | None = None
+    max_payload_bytes: int = DEFAULT_PAYLOAD_BYTES
+    """`--max-payload-bytes`: the policies' payload bound; stdio lines and HTTP bodies
+    may be `ENVELOPE_BYTES` more (`message_limit`), the same on both fronts."""
 
     def merge_flags(
         self,
@@ -151,12 +155,14 @@ def session_options(
 
 async def serve_stdio(options: GatewayOptions, interception: Interception) -> str | None:
     """Serve this process's stdin/stdout until the client leaves; the fatal reason, if any."""
+    from policy_engine.server.limits import message_limit
     from policy_engine.server.stdio import stdio_transport
 
     # One process, one session; its id is unique so that gateways sharing a flow store
     # (or a log collector) never mistake one another's sessions for their own.
     session_id = f"stdio-{secrets.token_hex(8)}"
-    async with stdio_transport() as (read_stream, write_stream):
+    line_limit = message_limit(options.max_payload_bytes)
+    async with stdio_transport(max_line_bytes=line_limit) as (read_stream, write_stream):
         session = GatewaySession(
             interception, session_options(options, interception, session_id), write_stream
         )

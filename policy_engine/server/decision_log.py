@@ -9,7 +9,12 @@ Logging must never slow or stop enforcement, and a client must not be able
 to grow the log at will:
 
 - every client-supplied field (traceId, sessionId, names) is cut to
-  ``field_chars`` characters, and the line lists the fields it cut;
+  ``field_chars`` characters, and the line lists the fields it cut; C1
+  controls and line separators are escaped like the C0 ones, so no name can
+  forge a line or drive a terminal;
+- a logged payload passes ``redact_payload`` first (every built-in secret and
+  personal-data pattern, see ``compiler.log_redaction``), and none is written
+  without one;
 - lines go through a bounded queue to a writer thread, so an invoke never
   waits for the disk, a FIFO nobody reads, or a stderr nobody drains. When
   the queue is full the line is dropped and counted; the count is written to
@@ -35,12 +40,14 @@ import stat
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR
+
+from .log_text import escape_json_line
 
 logger = logging.getLogger(__name__)
 
@@ -85,9 +92,11 @@ class DecisionLogSettings:
     field_chars: int = 256
     file_mode: int = 0o644
     """Permissions of a file the log creates (a traffic record is owner-only: 0o600)."""
-    redact_payload: Callable[[Any], Any] | None = None
-    """Applied to a payload before it is written; without one, no payload is written
-    (the SEP wants logged payloads redacted, and organizations no PII in logs)."""
+    redact_payload: Callable[[Any], Any] | None = field(default=None, compare=False)
+    """Applied to a payload before it is written (the CLI passes
+    `compiler.log_redaction.redact_for_log`); without one no payload is written (the
+    SEP wants logged payloads redacted, and organizations no PII in logs), and a
+    payload it raises on is left out of the line with the exception's text as reason."""
 
 
 def _now() -> str:
@@ -230,7 +239,7 @@ class DecisionLog:
     def record_line(self, line: str) -> None:
         """Queue one line formatted elsewhere (a traffic record), with the same guarantees."""
         try:
-            self._queue.put_nowait(line)
+            self._queue.put_nowait(escape_json_line(line))
         except queue.Full:
             with self._lock:
                 self._dropped += 1
@@ -278,17 +287,23 @@ class DecisionLog:
         if decision.error_code is not None:
             entry["errorCode"] = decision.error_code
         if self.include_payloads and decision.has_payload:
-            redact = self.settings.redact_payload
-            if redact is None:
-                entry["payloadOmitted"] = "no redactor configured"
-            else:
-                entry["payload"] = redact(decision.payload)
+            entry.update(self._logged_payload(decision.payload))
         try:
-            return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+            line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
         except (TypeError, ValueError, RecursionError):
             entry.pop("payload", None)
             entry["payloadOmitted"] = "not serializable"
-            return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+            line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+        return line
+
+    def _logged_payload(self, payload: Any) -> dict[str, Any]:
+        redact = self.settings.redact_payload
+        if redact is None:
+            return {"payloadOmitted": "no redactor configured"}
+        try:
+            return {"payload": redact(payload)}
+        except Exception as exc:  # never write what could not be redacted
+            return {"payloadOmitted": str(exc) or "could not be redacted"}
 
     def reopen(self) -> None:
         """Close and reopen the file before the next line (after an external rotation)."""

@@ -24,7 +24,8 @@ from mcp_types import ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCNotificati
 from pydantic import ValidationError
 
 from policy_engine.wire.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
-from policy_engine.wire.json_text import TOO_DEEP, JSONTextError, loads
+from policy_engine.wire.json_text import TOO_DEEP, InvalidText, JSONTextError, loads
+from policy_engine.wire.unicode import is_text
 
 _WHITESPACE = b" \t\r\n"
 
@@ -113,6 +114,8 @@ def decode_line(
         return None
     try:
         document: Any = loads(line)
+    except InvalidText as exc:
+        return _not_text(exc)
     except JSONTextError as exc:
         if exc.reason == TOO_DEEP:
             # Nested deeper than the parser's limit (about 200 levels): read the id
@@ -133,6 +136,23 @@ def decode_line(
         return types.jsonrpc_message_adapter.validate_python(document, by_name=False)
     except ValidationError:
         return _diagnose(document)
+
+
+def _not_text(exc: InvalidText) -> Rejected:
+    """A string that is not Unicode text (a lone surrogate): refused under the request's
+    own id, -32602 inside ``params`` and -32600 elsewhere, naming the path only."""
+    document = exc.document
+    location = exc.bad.location
+    request_id = None
+    if isinstance(document, dict) and location[:1] != ("id",):
+        request_id = _as_id(document.get("id"))
+        if isinstance(request_id, str) and not is_text(request_id):
+            request_id = None
+    if location[:1] == ("params",) and request_id is not None:
+        code, message = INVALID_PARAMS, "Invalid params"
+    else:
+        code, message = INVALID_REQUEST, "Invalid Request"
+    return rejection(request_id, code, message, exc.reason, **exc.bad.where())
 
 
 _BAD_ID = "id must be a string or a number"
@@ -158,6 +178,19 @@ def _diagnose(document: Any) -> Rejected | None:
         return rejection(request_id, INVALID_PARAMS, "Invalid params", "params must be an object")
     return rejection(request_id, INVALID_REQUEST, "Invalid Request", "not a JSON-RPC 2.0 message")
 
+
+def too_long(prefix: bytes, max_bytes: int) -> Rejected:
+    """-32600 for a message past the size limit, under its own id when the id is among
+    the first `TOO_LONG_ID_SCAN` bytes (SDK clients write it before ``params``): an
+    answer under ``null`` would leave the client waiting for its request forever."""
+    request_id = scan_top_level_id(prefix[:TOO_LONG_ID_SCAN])
+    return rejection(request_id, INVALID_REQUEST, "Invalid Request", TOO_LONG, maxBytes=max_bytes)
+
+
+TOO_LONG = "message too long"
+TOO_LONG_ID_SCAN = 4096
+"""Bytes of an oversized message searched for its id: the scan runs in Python, so a
+flood of oversized messages costs a few microseconds each, not the scan of a megabyte."""
 
 _ID_SCAN_LIMIT = 256 * 1024
 """The id is looked for in the first 256 KiB only, so a huge line cannot stall the loop."""

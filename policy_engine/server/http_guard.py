@@ -19,12 +19,22 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from policy_engine.wire.errors import INVALID_REQUEST
 
-from .framing import FractionalIds, Rejected, decode_line, encode_message, rejection
+from .framing import (
+    TOO_LONG_ID_SCAN,
+    FractionalIds,
+    Rejected,
+    decode_line,
+    encode_message,
+    rejection,
+    too_long,
+)
 from .rejections import RejectionLog
 
 
 class _TooLarge(Exception):
-    pass
+    def __init__(self, prefix: bytes) -> None:
+        super().__init__()
+        self.prefix = prefix
 
 
 class _Disconnected(Exception):
@@ -73,7 +83,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
             raise _Disconnected
         body += message.get("body", b"")
         if len(body) > limit:
-            raise _TooLarge
+            raise _TooLarge(bytes(body[:TOO_LONG_ID_SCAN]))
         if not message.get("more_body", False):
             return bytes(body)
 
@@ -104,24 +114,29 @@ class RequestGuard:
             await self._app(scope, receive, send)
             return
         declared = _declared_length(scope)
-        if declared is not None and declared > self._max_body_bytes:
-            await self._too_large(send)
-            return
+        # A body declared too large is read no further than the bytes its id is looked for in.
+        limit = TOO_LONG_ID_SCAN if declared and declared > self._max_body_bytes else None
         try:
             with anyio.fail_after(self._body_timeout):
-                body = await _read_body(receive, self._max_body_bytes)
-        except _TooLarge:
-            await self._too_large(send)
+                body = await _read_body(receive, limit or self._max_body_bytes)
+        except _TooLarge as large:
+            await self._too_large(send, large.prefix)
             return
         except _Disconnected:
             return
         except TimeoutError:
+            if limit is not None:
+                await self._too_large(send, b"")
+                return
             self._rejections.note(
                 "refused a body that was not received in time",
                 f"limit {self._body_timeout:g} s (--body-timeout)",
             )
             slow = rejection(None, INVALID_REQUEST, "Invalid Request", "request body timed out")
             await send_error(send, 408, slow)
+            return
+        if limit is not None:  # the whole body was within the scan: smaller than declared
+            await self._too_large(send, body)
             return
         decoded = decode_line(body, self._fractional_ids)
         if isinstance(decoded, Rejected):
@@ -163,12 +178,9 @@ class RequestGuard:
         finally:
             ids.forget(alias)
 
-    async def _too_large(self, send: Send) -> None:
+    async def _too_large(self, send: Send, prefix: bytes) -> None:
         limit = self._max_body_bytes
         self._rejections.note(
             "refused an oversized body", f"limit {limit} bytes (--max-payload-bytes plus 64 KiB)"
         )
-        error = rejection(
-            None, INVALID_REQUEST, "Invalid Request", "message too long", maxBytes=limit
-        )
-        await send_error(send, 413, error)
+        await send_error(send, 413, too_long(prefix, limit))

@@ -28,15 +28,14 @@ from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId
 
-from policy_engine.wire.errors import INVALID_REQUEST
-
 from .framing import (
+    TOO_LONG_ID_SCAN,
     FractionalIds,
     Rejected,
     cancelled_request,
     decode_line,
     encode_message,
-    rejection,
+    too_long,
 )
 
 logger = logging.getLogger(__name__)
@@ -293,7 +292,7 @@ class _Reader:
                     skipping = False
                 elif pending:
                     pending += chunk[start:end]
-                    await self._deliver(bytes(pending), lane_tasks)
+                    await self._deliver_bounded(pending, lane_tasks)
                 else:
                     await self._deliver(chunk[start:end], lane_tasks)
                 pending.clear()
@@ -302,16 +301,18 @@ class _Reader:
             if not skipping:
                 pending += chunk[start:]
             if len(pending) > self._max_line_bytes:
-                rejected = rejection(
-                    None,
-                    INVALID_REQUEST,
-                    "Invalid Request",
-                    "message too long",
-                    maxBytes=self._max_line_bytes,
-                )
+                rejected = too_long(bytes(pending[:TOO_LONG_ID_SCAN]), self._max_line_bytes)
                 await self._replies.send(encode_message(rejected.reply))
                 skipping = True
                 pending.clear()
+
+    async def _deliver_bounded(self, line: bytearray, lane_tasks: anyio.abc.TaskGroup) -> None:
+        """A line completed across reads: its end may carry it past the limit."""
+        if len(line) > self._max_line_bytes:
+            rejected = too_long(bytes(line[:TOO_LONG_ID_SCAN]), self._max_line_bytes)
+            await self._replies.send(encode_message(rejected.reply))
+            return
+        await self._deliver(bytes(line), lane_tasks)
 
     async def _deliver(self, line: bytes, lane_tasks: anyio.abc.TaskGroup) -> None:
         decoded = decode_line(line, self._fractional_ids)

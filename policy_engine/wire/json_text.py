@@ -7,10 +7,13 @@ a non-finite number defeats comparisons: ``NaN > 100`` is false, so a budget
 rule would let it through. Here they are refused before any policy sees them.
 
 The fast path is pydantic-core's parser with ``allow_inf_nan=False``. It
-refuses lone surrogate escapes (``"\\ud800"``), which JSON allows and the
-engine supports, so a document it refuses is parsed again by the standard
-library with hooks that refuse the non-finite constants: that second pass
-also names the reason precisely. Only documents that could hold an
+refuses lone surrogate escapes (``"\\ud800"``) too, so a document it refuses
+is parsed again by the standard library with hooks that refuse the
+non-finite constants: that second pass also names the reason precisely. A
+document the second pass reads but that holds a lone surrogate (in a value
+or a key) is refused as well (``InvalidText``): JSON's grammar allows the
+escape, but it is not Unicode text (I-JSON, RFC 7493), cannot be written
+towards a backend, and must never reach one. Only documents that could hold an
 overflowing literal (a three-digit exponent or a 309-digit run) are walked
 for ``inf`` afterwards, so ordinary messages pay nothing for that check.
 """
@@ -23,6 +26,8 @@ from typing import Any, NoReturn
 
 import re2
 from pydantic_core import from_json
+
+from .unicode import NOT_UNICODE, BadText, find_bad_text
 
 NOT_JSON = "not valid JSON"
 NON_FINITE = "NaN and Infinity are not JSON numbers"
@@ -46,6 +51,16 @@ class JSONTextError(ValueError):
         self.reason = reason
         self.line = line
         self.column = column
+
+
+class InvalidText(JSONTextError):
+    """JSON whose strings are not all Unicode text. Carries the parsed document, so
+    a transport can answer the request under its own id, and where the string is."""
+
+    def __init__(self, bad: BadText, document: Any) -> None:
+        super().__init__(NOT_UNICODE)
+        self.bad = bad
+        self.document = document
 
 
 class _NonFinite(ValueError):
@@ -83,7 +98,7 @@ def _loads_stdlib(data: str | bytes | bytearray) -> Any:
     except UnicodeDecodeError:
         raise JSONTextError(NOT_UTF8) from None
     try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise JSONTextError(NOT_JSON, exc.lineno, exc.colno) from None
     except _NonFinite as exc:
@@ -92,6 +107,10 @@ def _loads_stdlib(data: str | bytes | bytearray) -> Any:
         raise JSONTextError(TOO_DEEP) from None
     except ValueError:  # an integer past the interpreter's digit limit
         raise JSONTextError(OUT_OF_RANGE) from None
+    bad = find_bad_text(value)
+    if bad is not None:
+        raise InvalidText(bad, value)
+    return value
 
 
 def _all_finite(value: Any) -> bool:
@@ -112,9 +131,11 @@ def _all_finite(value: Any) -> bool:
 __all__ = [
     "NON_FINITE",
     "NOT_JSON",
+    "NOT_UNICODE",
     "NOT_UTF8",
     "OUT_OF_RANGE",
     "TOO_DEEP",
+    "InvalidText",
     "JSONTextError",
     "loads",
 ]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 
 from policy_engine.chain import ChainEntry, InterceptorChain, chain_error
+from policy_engine.compiler import compile_policies
 from policy_engine.wire import ChainExecutionParams, InterceptorOverrides
 
 from .providers import (
@@ -107,3 +110,20 @@ async def test_timeout_reports_the_limit_that_expired() -> None:
             "reason": "timeout",
         },
     }
+
+
+async def test_a_lone_surrogate_fails_the_chain_closed_naming_its_path() -> None:
+    """The library API refuses text that is not Unicode (I-JSON) as the wire does:
+    the chain blocks, and the reason names where the string is, never the string."""
+    root = Path(__file__).resolve().parents[2] / "policies"
+    policy_set = compile_policies([root / "tool-guard.policy", root / "secrets.policy"])
+    payload = {"name": "echo", "arguments": {"t": "a\ud800"}}
+    async with InterceptorChain.connect(local=[policy_set]) as chain:
+        params = ChainExecutionParams.model_validate(
+            {"event": "tools/call", "phase": "request", "payload": payload}
+        )
+        result = await chain.execute(params, side="sending")
+    assert result.status == "mutation_failed"
+    assert result.aborted_at is not None
+    assert "not valid Unicode at `$.arguments.t`" in result.aborted_at.reason
+    assert "\ud800" not in result.aborted_at.reason

@@ -252,3 +252,24 @@ async def test_discovery_fails_on_an_unreachable_url() -> None:
             pass
     assert list(caught.value.failures) == [url]
     assert "Interceptor server unreachable" in caught.value.failures[url]
+
+
+async def test_a_lone_surrogate_from_the_caller_never_costs_the_server_its_connection() -> None:
+    """A payload that cannot be written (not Unicode text) is the caller's fault: that
+    invoke fails with -32602 naming where, the server's connection and pid stay."""
+    server = stdio_server("s1", interceptor("record", "validation", "record"))
+    hostile = ChainExecutionParams.model_validate(
+        {"event": "tools/call", "phase": "request", "payload": {"name": "x\ud800", "trail": []}}
+    )
+    with anyio.fail_after(LIMIT_S):
+        async with InterceptorChain.connect(servers=[server]) as chain:
+            before = await chain.execute(params(), side="sending")
+            refused = await chain.execute(hostile, side="sending")
+            after = await chain.execute(params(), side="sending")
+    assert refused.status != "success"
+    failed = by_name(refused)["record"]
+    assert failed.error is not None and "not valid Unicode" in failed.error
+    assert "\ud800" not in failed.error
+    assert before.status == after.status == "success"
+    pid = by_name(before)["record"].info["pid"]
+    assert by_name(after)["record"].info["pid"] == pid

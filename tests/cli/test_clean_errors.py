@@ -6,7 +6,6 @@ what a user sees on the terminal.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -67,15 +66,12 @@ def test_broken_symlinks_in_the_policy_folder_are_named(tmp_path: Path) -> None:
     assert "4 file(s) checked: 3 error(s)" in output
 
 
-def test_eval_prints_a_payload_with_a_lone_surrogate(tmp_path: Path) -> None:
+def test_eval_refuses_a_payload_with_a_lone_surrogate_cleanly(tmp_path: Path) -> None:
     path = tmp_path / "ok.policy"
     path.write_text(POLICY, encoding="utf-8")
-    payload = '{"name": "x\\ud800", "arguments": {"k": "\\udfff"}}'
+    payload = '{"name": "x", "arguments": {"k": "\\udfff"}}'
     args = ["eval", str(path), "--event", "tools/call", "--phase", "request", "--payload", "-"]
     done = _policyc(*args, stdin=payload)
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
-    assert result["finalPayload"] == {"name": "x\ud800", "arguments": {"k": "\udfff"}}
-    explained = _policyc(*args, "--explain", stdin=payload)
-    assert explained.returncode == 0, explained.stderr
-    assert "Traceback" not in explained.stderr
+    assert done.returncode == 2, done.stderr
+    assert "not valid Unicode" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""

@@ -146,7 +146,7 @@ def test_bodies_over_the_cap_get_json_rpc_413_and_honour_max_payload_bytes() -> 
         assert response.status_code == 413
         assert response.json() == {
             "jsonrpc": "2.0",
-            "id": None,
+            "id": INIT["id"],  # its own id, read from the body's first bytes
             "error": {
                 "code": -32600,
                 "message": "Invalid Request",

@@ -159,11 +159,30 @@ def test_a_high_limit_over_many_brackets_reads_the_depth_exactly(
 
 
 def test_what_orjson_refuses_is_walked_and_measured_exactly() -> None:
-    lone = {"t": "\ud800 lone surrogate", "n": 2**70}
-    assert check_bounds(lone, Limits(), "i") == json_size(lone) > 0
+    wide = {"t": "text", "n": 2**70}
+    assert check_bounds(wide, Limits(), "i") == json_size(wide) > 0
     with pytest.raises(InterceptorError) as raised:
         check_bounds({"deep": nested(10), "big": 2**70}, Limits(max_depth=8), "i")
     assert raised.value.data is not None and raised.value.data["limit"] == "maxPayloadDepth"
+
+
+@pytest.mark.parametrize(
+    ("payload", "where"),
+    [
+        ({"t": "ok", "n": 2**70, "u": ["x", "\ud800 lone"]}, {"path": "$.u[1]"}),
+        ({"args": {"\udfffkey": 1}}, {"path": "$.args", "in": "key"}),
+        ("\udc00", {"path": "$"}),
+    ],
+)
+def test_a_lone_surrogate_is_refused_by_its_path_never_its_text(
+    payload: Any, where: dict[str, str]
+) -> None:
+    with pytest.raises(InterceptorError) as raised:
+        check_bounds(payload, Limits(), "i")
+    assert raised.value.code == -32602
+    data = raised.value.data
+    assert data is not None and {k: data.get(k) for k in where} == where
+    assert data["field"] == "payload" and "lone" not in str(data) and "key" not in data["path"]
 
 
 @pytest.mark.parametrize("payload", [{"a": None, "n": math.nan}, [None, [math.inf]], -math.inf])

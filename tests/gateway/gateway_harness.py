@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import Process
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -172,3 +173,31 @@ async def raw_request(client: Client, method: str, params: dict[str, Any]) -> di
 
 def gateway_process_argv(*args: str, policies: Sequence[Path] | None = None) -> list[str]:
     return [sys.executable, *gateway_argv(*args, policies=policies)]
+
+
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+class Wire:
+    """Newline-delimited JSON-RPC over the gateway's pipes, below any SDK client."""
+
+    def __init__(self, process: Process) -> None:
+        self.process = process
+        self.buffer = b""
+        self.replies: dict[Any, dict[str, Any]] = {}
+
+    async def send(self, line: bytes) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(line + b"\n")
+
+    async def reply_to(self, request_id: Any) -> dict[str, Any]:
+        """The answer to ``request_id``; answers to others are kept for later."""
+        assert self.process.stdout is not None
+        while request_id not in self.replies:
+            while b"\n" not in self.buffer:
+                self.buffer += await self.process.stdout.receive()
+            line, _, self.buffer = self.buffer.partition(b"\n")
+            message = json.loads(line)
+            if "id" in message and "method" not in message:
+                self.replies[message["id"]] = message
+        return self.replies.pop(request_id)

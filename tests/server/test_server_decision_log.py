@@ -8,6 +8,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import stdio_client as sdk_stdio_client
 from mcp.shared.exceptions import MCPError
 from server_harness import REPO, invoke, stdio_client
 
@@ -109,4 +112,30 @@ async def test_logged_payloads_hold_no_secret_or_personal_data(tmp_path: Path) -
     for value in (GITHUB, EMAIL, "078-05-1120"):
         assert value not in written
     logged = [e["payload"]["arguments"]["text"] for e in entries]
-    assert all("[REDACTED:GITHUB_TOKEN]" in t or "[SECRET:GITHUB_TOKEN]" in t for t in logged)
+    assert all("[MASKED:GITHUB_TOKEN]" in t or "[SECRET:GITHUB_TOKEN]" in t for t in logged)
+
+
+CARD_ONLY = "mutator card-mask {\n  on tools/call request\n  redact $ matching CREDIT_CARD\n}\n"
+
+
+async def test_log_payloads_masks_the_secrets_a_mutator_let_through(tmp_path: Path) -> None:
+    """`policyc serve --log-payloads`: the logged payload is the mutator's output with
+    the built-in secret and card patterns masked again, never a key in clear."""
+    policy = tmp_path / "card.policy"
+    policy.write_text(CARD_ONLY, encoding="utf-8")
+    log = tmp_path / "decisions.jsonl"
+    argv = ["-m", "policy_engine.cli.main", "serve", str(policy), "--decision-log", str(log)]
+    params = StdioServerParameters(command=sys.executable, args=[*argv, "--log-payloads"])
+    stripe = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    text = f"card 4111 1111 1111 1111, mail jane.doe@example.com, key {stripe}"
+    payload = {"name": "echo", "arguments": {"text": text}}
+    with anyio.fail_after(60):
+        async with Client(sdk_stdio_client(params)) as client:
+            result = await invoke(
+                client, name="card-mask", event="tools/call", phase="request", payload=payload
+            )
+    assert stripe in json.dumps(result)  # the policy decides what the caller gets back
+    raw = log.read_text(encoding="utf-8")
+    assert stripe not in raw and "jane.doe@example.com" not in raw and "4111" not in raw
+    logged = json.loads(raw.splitlines()[-1])["payload"]["arguments"]["text"]
+    assert logged == "card [REDACTED:CREDIT_CARD], mail [MASKED:EMAIL], key [MASKED:STRIPE_KEY]"

@@ -199,3 +199,16 @@ def test_start_up_with_a_fifo_nobody_reads(tmp_path: Path) -> None:
 def test_an_undrained_stderr_log_does_not_stall_invokes() -> None:
     # stderr is a pipe nobody reads: it fills after a few hundred lines.
     assert _serve_and_invoke(["--decision-log", "-"], 2000, subprocess.PIPE) == 2000
+
+
+def test_c1_controls_and_line_separators_in_names_are_escaped(tmp_path: Path) -> None:
+    """JSON escapes C0 controls and newlines, not the one-byte CSI (U+009B) or U+2028:
+    a client-chosen name holding them could drive a terminal tailing the log."""
+    path = tmp_path / "decisions.jsonl"
+    log = DecisionLog(str(path))
+    log.record(_decision(event="tools/call\x9b2J\u2028\x1b[31m\nforged"))
+    log.close()
+    raw = path.read_bytes()
+    assert b"\xc2\x9b" not in raw and b"\xe2\x80\xa8" not in raw and b"\x1b" not in raw
+    assert raw.count(b"\n") == 1
+    assert json.loads(raw)["event"] == "tools/call\x9b2J\u2028\x1b[31m\nforged"

@@ -86,3 +86,22 @@ async def test_hostile_messages_over_http(fixture: str, request: pytest.FixtureR
                 status = case.get("http_status", 200 if "result" in expected else 400)
                 assert response.status_code == status, case["name"]
                 assert _without_envelope(_reply_of(response)) == expected, case["name"]
+
+
+async def test_an_oversized_line_is_answered_under_its_own_id() -> None:
+    """A 5 MB request (past the default limit) gets -32600 under its id, read from the
+    line's first bytes: an answer under ``null`` left an SDK client waiting forever."""
+    pad = "x" * 5_000_000
+    line = json.dumps(
+        {"jsonrpc": "2.0", "id": "big-1", "method": "interceptor/invoke", "params": {"pad": pad}}
+    )
+    with anyio.fail_after(60):
+        async with raw_stdio() as wire:
+            await wire.handshake()
+            await wire.send_line(line)
+            reply = await wire.receive()
+            assert reply["id"] == "big-1"
+            assert reply["error"]["code"] == -32600
+            assert reply["error"]["data"]["reason"] == "message too long"
+            await wire.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+            assert (await wire.receive()) == {"jsonrpc": "2.0", "id": 2, "result": {}}
