@@ -35,4 +35,4 @@ async def test_logged_payloads_are_redacted(tmp_path: Path) -> None:
     assert {(r["event"], r["phase"]) for r in runs} >= {("tools/call", "request")}
     assert all("payload" in r for r in runs if r["decision"] == "success")
     assert TOKEN not in written and "ada@example.com" not in written
-    assert "[REDACTED:GITHUB_TOKEN]" in written
+    assert "[MASKED:GITHUB_TOKEN]" in written
