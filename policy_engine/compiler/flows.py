@@ -20,7 +20,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..flow import Fingerprinter, FlowEntry, FlowStore, FlowStoreError, MemoryFlowStore
+from ..flow import (
+    Fingerprinter,
+    FlowEntry,
+    FlowStore,
+    FlowStoreError,
+    MemoryFlowStore,
+    Recall,
+)
 from ..language import ast
 from ..language.path_syntax import format_location, parse_path
 from ..wire import Severity, ValidationMessage, ValidationResult
@@ -87,14 +94,16 @@ def label_matchers(flows: list[CompiledFlow]) -> dict[str, list[TextMatcher]]:
 def _strings(
     node: Any, location: tuple[str | int, ...]
 ) -> Iterator[tuple[str, tuple[str | int, ...]]]:
-    """Every string below ``node`` (keys are not values), iteratively."""
+    """Every string below ``node``, member names included (a secret can be a key), iteratively."""
     stack = [(node, location)]
     while stack:
         value, where = stack.pop()
         if isinstance(value, str):
             yield value, where
         elif isinstance(value, dict):
-            stack.extend((child, (*where, key)) for key, child in reversed(value.items()))
+            for key, child in reversed(value.items()):
+                stack.append((child, (*where, key)))
+                stack.append((key, (*where, key)))
         elif isinstance(value, list):
             stack.extend((child, (*where, i)) for i, child in reversed(list(enumerate(value))))
 
@@ -206,7 +215,7 @@ class FlowRuntime:
                 found = _found(labels.get(flow.label, []), flow.scope, ctx.payload)
                 prints = {self._fingerprint(flow.label, v): (v, p) for v, p in found}
                 recalled = await self.store.recall(session, list(prints))
-                for fingerprint, entry in recalled.items():
+                for fingerprint, entry in _suspects(recalled, prints):
                     if entry.server == server and server != UNKNOWN_SERVER:
                         continue
                     _, path = prints[fingerprint]
@@ -254,6 +263,17 @@ class FlowRuntime:
             return UNKNOWN_SERVER
         last = await self.store.last_server(session)
         return last or UNKNOWN_SERVER
+
+
+def _suspects(recalled: Recall, prints: dict[str, Any]) -> Iterator[tuple[str, FlowEntry]]:
+    """The remembered values a request carries; when the session's state is incomplete,
+    every value it carries, the ones it cannot vouch for as from an unknown server."""
+    if recalled.lost is None:
+        yield from recalled.entries.items()
+        return
+    unknown = FlowEntry(UNKNOWN_SERVER, f"an unknown place ({recalled.lost})")
+    for fingerprint in prints:
+        yield fingerprint, recalled.entries.get(fingerprint, unknown)
 
 
 def _with_messages(

@@ -8,7 +8,14 @@ import tracemalloc
 import anyio
 import pytest
 
-from policy_engine.flow import Fingerprinter, FlowEntry, FlowLimits, FlowStoreError, MemoryFlowStore
+from policy_engine.flow import (
+    Fingerprinter,
+    FlowEntry,
+    FlowLimits,
+    FlowStoreError,
+    MemoryFlowStore,
+    Recall,
+)
 from policy_engine.flow.redis_store import RedisFlowStore
 
 from .conftest import RedisServer, free_port
@@ -40,9 +47,22 @@ def test_a_session_that_sees_100000_secrets_stays_within_its_cap() -> None:
     for batch in range(100):
         store.remember_now("s", {names.of(f"secret-{batch}-{i}"): ENTRY for i in range(1000)})
     assert store.entry_count("s") == 1000
-    # the newest are kept, the oldest forgotten
-    assert store.recall_now("s", [names.of("secret-99-999")])
-    assert not store.recall_now("s", [names.of("secret-0-0")])
+    # the first are kept; the rest are not, and the session says its state is incomplete
+    first = store.recall_now("s", [names.of("secret-0-0"), names.of("secret-99-999")])
+    assert list(first.entries) == [names.of("secret-0-0")]
+    assert first.lost is not None and "--flow-max-entries" in first.lost
+
+
+def test_an_overflow_lasts_until_what_was_left_out_would_have_aged_out() -> None:
+    clock = Clock()
+    store = MemoryFlowStore(FlowLimits(max_entries_per_session=2, ttl_seconds=60), clock)
+    store.remember_now("s", {"a": ENTRY, "b": ENTRY, "c": ENTRY})
+    assert store.recall_now("s", ["a"]).lost is not None
+    clock.now += 30
+    store.remember_now("s", {"a": ENTRY})  # a known value refreshes, it is not new
+    assert store.recall_now("s", ["a"]).lost is not None
+    clock.now += 31  # c, left out at 1000, would be gone now; b aged out
+    assert store.recall_now("s", ["a", "b"]) == Recall({"a": ENTRY}, None)
 
 
 def test_expired_entries_and_idle_sessions_are_gone() -> None:
@@ -53,9 +73,9 @@ def test_expired_entries_and_idle_sessions_are_gone() -> None:
     clock.now += 30
     store.remember_now("s", {"b": ENTRY})
     clock.now += 45  # a is 75 s old, b 45 s
-    assert store.recall_now("s", ["a", "b"]) == {"b": ENTRY}
+    assert store.recall_now("s", ["a", "b"]) == Recall({"b": ENTRY})
     clock.now += 61
-    assert store.recall_now("s", ["b"]) == {}
+    assert store.recall_now("s", ["b"]) == Recall()
     assert store.last_server_now("s") is None
     assert store.session_count() == 0
 
@@ -63,16 +83,32 @@ def test_expired_entries_and_idle_sessions_are_gone() -> None:
 def test_sessions_never_share_state() -> None:
     store = MemoryFlowStore()
     store.remember_now("session-a", {"fp": ENTRY})
-    assert store.recall_now("session-b", ["fp"]) == {}
+    assert store.recall_now("session-b", ["fp"]) == Recall()
+
+
+def test_sessions_holding_nothing_make_room_first_then_new_ones_are_refused() -> None:
+    clock = Clock()
+    store = MemoryFlowStore(FlowLimits(max_sessions=3, ttl_seconds=60), clock)
+    store.remember_now("held-1", {"fp": ENTRY})
+    store.set_last_server_now("clean", "filesystem")
+    store.remember_now("held-2", {"fp": ENTRY})
+    store.set_last_server_now("newcomer", "filesystem")  # the clean session made room
+    assert store.last_server_now("clean") is None
+    store.remember_now("held-3", {"fp": ENTRY})  # and now the newcomer did
+    with pytest.raises(FlowStoreError, match="flow store full: 3 sessions"):
+        store.set_last_server_now("one-too-many", "filesystem")
+    assert all(store.recall_now(f"held-{n}", ["fp"]).entries for n in (1, 2, 3))
+    clock.now += 61  # the idlest session expired: it makes room
+    store.set_last_server_now("one-too-many", "filesystem")
+    assert store.session_count() == 1
 
 
 def test_memory_stays_flat_over_10000_sessions() -> None:
     store = MemoryFlowStore(FlowLimits(max_sessions=500))
-    names = Fingerprinter()
 
     def fill(start: int) -> None:
         for n in range(start, start + 5000):
-            store.remember_now(f"session-{n}", {names.of(f"v{n}-{i}"): ENTRY for i in range(3)})
+            store.set_last_server_now(f"session-{n}", "filesystem")
 
     tracemalloc.start()
     fill(0)
@@ -92,9 +128,9 @@ async def test_two_stores_share_one_redis(redis_server: RedisServer) -> None:
         with anyio.fail_after(10):
             await writer.remember("s", {"fp": ENTRY})
             await writer.set_last_server("s", "filesystem")
-            assert await reader.recall("s", ["fp", "other"]) == {"fp": ENTRY}
+            assert await reader.recall("s", ["fp", "other"]) == Recall({"fp": ENTRY})
             assert await reader.last_server("s") == "filesystem"
-            assert await reader.recall("another-session", ["fp"]) == {}
+            assert await reader.recall("another-session", ["fp"]) == Recall()
     finally:
         await writer.aclose()
         await reader.aclose()
@@ -117,8 +153,9 @@ async def test_redis_keeps_the_cap_and_no_client_text_in_keys(redis_server: Redi
             table = next(k for k in keys if k.endswith(":t"))
             assert await raw.hlen(table) == 50
             assert 0 < await raw.ttl(table) <= 3600
-            assert await store.recall("user@example.com", [names.of("9-19")])
-            assert not await store.recall("user@example.com", [names.of("0-0")])
+            kept = await store.recall("user@example.com", [names.of("0-0"), names.of("9-19")])
+            assert list(kept.entries) == [names.of("0-0")]
+            assert kept.lost is not None and "--flow-max-entries" in kept.lost
     finally:
         await store.aclose()
         await raw.aclose()
@@ -130,8 +167,8 @@ async def test_redis_entries_expire(redis_server: RedisServer) -> None:
     try:
         with anyio.fail_after(10):
             await store.remember("s", {"fp": ENTRY})
-            assert await store.recall("s", ["fp"]) == {"fp": ENTRY}
-            while await store.recall("s", ["fp"]):
+            assert await store.recall("s", ["fp"]) == Recall({"fp": ENTRY})
+            while (await store.recall("s", ["fp"])).entries:
                 await anyio.sleep(0.1)
     finally:
         await store.aclose()
@@ -148,7 +185,7 @@ async def test_redis_down_fails_closed_and_recovers(tmp_path: object) -> None:
                 await store.recall("s", ["fp"])
             server.start()
             await store.remember("s", {"fp": ENTRY})
-            assert await store.recall("s", ["fp"]) == {"fp": ENTRY}
+            assert await store.recall("s", ["fp"]) == Recall({"fp": ENTRY})
             server.stop()
             with pytest.raises(FlowStoreError):
                 await store.remember("s", {"fp2": ENTRY})
