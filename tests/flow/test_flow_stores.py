@@ -100,7 +100,7 @@ def test_sessions_holding_nothing_make_room_first_then_new_ones_are_refused() ->
     assert all(store.recall_now(f"held-{n}", ["fp"]).entries for n in (1, 2, 3))
     clock.now += 61  # the idlest session expired: it makes room
     store.set_last_server_now("one-too-many", "filesystem")
-    assert store.session_count() == 1
+    assert store.session_count() == 3 and store.entry_count("held-1") == 0
 
 
 def test_memory_stays_flat_over_10000_sessions() -> None:
