@@ -42,14 +42,16 @@ def flow_options(command: F) -> F:
             type=click.IntRange(1),
             default=_DEFAULTS.max_entries_per_session,
             show_default=True,
-            help="Values remembered per session; the oldest are forgotten first.",
+            help="Values remembered per session; past it none is forgotten: the session's "
+            "sends carrying pattern matches are refused until the TTL.",
         ),
         click.option(
             "--flow-max-sessions",
             type=click.IntRange(1),
             default=_DEFAULTS.max_sessions,
             show_default=True,
-            help="Sessions kept by the in-process store; the least recently used go first.",
+            help="Sessions kept by the in-process store; sessions holding no values make room "
+            "first, and a new session is refused while all hold values.",
         ),
     ]
     for option in reversed(options):

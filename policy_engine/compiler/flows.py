@@ -240,9 +240,13 @@ class FlowRuntime:
                 found = _found([flow.matcher], flow.scope, ctx.payload)
                 if not found:
                     continue
+                # One entry per place, shared by the values found there: a full
+                # session costs a fingerprint and a reference per value.
+                places: dict[str, FlowEntry] = {}
+                place = f"{ctx.event} {ctx.phase} from `{server}` at "
                 entries = {
-                    self._fingerprint(flow.label, value): FlowEntry(
-                        server, f"{ctx.event} {ctx.phase} from `{server}` at {path}"
+                    self._fingerprint(flow.label, value): places.setdefault(
+                        path, FlowEntry(server, place + path)
                     )
                     for value, path in found
                 }
