@@ -89,3 +89,16 @@ def flow_runtime(
         return FlowRuntime(RedisFlowStore(flow_store, key, limits), key)
     except FlowStoreError as exc:
         fail(str(exc))
+
+
+def tool_flows(tool: str) -> FlowRuntime:
+    """Flow state for one run of a local tool: messages without a session id share one
+    synthetic session, so a flow rule judges the run's messages instead of denying each."""
+    return FlowRuntime(synthetic_session=f"policyc-{tool}")
+
+
+def echo_synthetic_note(flows: FlowRuntime) -> None:
+    """Say on stderr that the run used its synthetic session, if it did."""
+    note = flows.synthetic_note()
+    if note is not None:
+        click.echo(note, err=True)

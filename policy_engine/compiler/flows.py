@@ -42,6 +42,10 @@ UNKNOWN_SERVER = "(unknown)"
 NO_SESSION = (
     "flow rule `{rule}` needs a session id (context.sessionId) and fails closed without one"
 )
+SYNTHETIC_NOTE = (
+    "note: flow rules ran messages without a context.sessionId in one synthetic session "
+    "`{session}` for this run (real traffic without one fails closed)"
+)
 DEFAULT_MESSAGE = "value first seen in {source} reaches server `{server}`"
 _RANK = {None: -1, "info": 0, "warn": 1, "error": 2}
 
@@ -144,10 +148,23 @@ class FlowRuntime:
     """The flow rules of a policy set and the state they share."""
 
     def __init__(
-        self, store: FlowStore | None = None, fingerprinter: Fingerprinter | None = None
+        self,
+        store: FlowStore | None = None,
+        fingerprinter: Fingerprinter | None = None,
+        synthetic_session: str | None = None,
     ) -> None:
         self.store: FlowStore = store if store is not None else MemoryFlowStore()
         self.fingerprinter = fingerprinter or Fingerprinter()
+        self.synthetic_session = synthetic_session
+        """Local tools only (eval, diff, test, the playground): the session of messages
+        without a ``sessionId``, so a run's messages form one flow. Real traffic has none."""
+        self.synthetic_used = False
+
+    def synthetic_note(self) -> str | None:
+        """What a tool prints when messages ran in its synthetic session."""
+        if not self.synthetic_used:
+            return None
+        return SYNTHETIC_NOTE.format(session=self.synthetic_session)
 
     def _fingerprint(self, label: str, value: str) -> str:
         return self.fingerprinter.of(f"{label}\x00{value}")
@@ -197,6 +214,9 @@ class FlowRuntime:
     ) -> ValidationResult:
         name, flows, labels = scope.name, scope.flows, scope.labels
         session = ctx.context.get("sessionId")
+        if (not isinstance(session, str) or not session) and self.synthetic_session:
+            session = self.synthetic_session
+            self.synthetic_used = True
         added: list[ValidationMessage] = []
         if not isinstance(session, str) or not session:
             for flow in flows:
