@@ -60,6 +60,20 @@ class CompiledFlow:
     checks: bool
     severity: Severity
     message: str
+    sources: frozenset[str] = frozenset()
+    destinations: frozenset[str] = frozenset()
+    """The servers a `from` / `to` narrows the rule to; empty: any."""
+
+    def covers(self, source: str, destination: str) -> bool:
+        """Whether a value remembered from ``source`` may not reach ``destination``. A
+        server that cannot be told could be any of them: it is covered (fail closed)."""
+        if source == destination != UNKNOWN_SERVER:
+            return False
+        return _names(self.sources, source) and _names(self.destinations, destination)
+
+
+def _names(servers: frozenset[str], server: str) -> bool:
+    return not servers or server in servers or server == UNKNOWN_SERVER
 
 
 def compile_flow(rule: ast.Remember | ast.FlowRule, ref: RuleRef, env: CompileEnv) -> CompiledFlow:
@@ -80,6 +94,8 @@ def compile_flow(rule: ast.Remember | ast.FlowRule, ref: RuleRef, env: CompileEn
         True,
         SEVERITIES[rule.severity],
         rule.message or DEFAULT_MESSAGE,
+        frozenset(rule.sources),
+        frozenset(rule.destinations),
     )
 
 
@@ -236,7 +252,7 @@ class FlowRuntime:
                 prints = {self._fingerprint(flow.label, v): (v, p) for v, p in found}
                 recalled = await self.store.recall(session, list(prints))
                 for fingerprint, entry in _suspects(recalled, prints):
-                    if entry.server == server and server != UNKNOWN_SERVER:
+                    if not flow.covers(entry.server, server):
                         continue
                     _, path = prints[fingerprint]
                     text = render_message(
