@@ -218,6 +218,8 @@ class FlowRuntime:
         except StopIteration as done:
             value: ValidationResult = done.value
             return value
+        except FlowStoreError as exc:  # the in-process store is full
+            raise execution_failed(scope.name, str(exc)) from None
         coroutine.close()
         raise RuntimeError("the in-process flow store awaited")  # pragma: no cover
 

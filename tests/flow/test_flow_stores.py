@@ -192,3 +192,20 @@ async def test_redis_down_fails_closed_and_recovers(tmp_path: object) -> None:
     finally:
         server.stop()
         await store.aclose()
+
+
+def test_a_full_store_fails_an_in_code_invoke_with_a_json_rpc_error() -> None:
+    from policy_engine.compiler import compile_sources
+    from policy_engine.compiler.flows import FlowRuntime
+    from policy_engine.wire.errors import InterceptorError
+
+    guard = "validator g {\n  on tools/call request\n  deny flow AWS_ACCESS_KEY across servers\n}\n"
+    store = MemoryFlowStore(FlowLimits(max_sessions=1))
+    store.remember_now("holder", {"fp": ENTRY})
+    policy = compile_sources({"g.policy": guard}, flows=FlowRuntime(store))
+    with pytest.raises(InterceptorError) as refused:
+        policy.invoke_sync(
+            "g", "tools/call", "request", {"name": "x"}, context={"sessionId": "newcomer"}
+        )
+    assert refused.value.code == -32603
+    assert "flow store full" in str(refused.value.data)
