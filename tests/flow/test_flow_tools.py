@@ -70,3 +70,15 @@ def test_real_traffic_without_a_session_still_fails_closed(tmp_path: Path) -> No
         "guard", "tools/call", "request", json.loads(CLEAN)
     )
     assert result.valid is False  # type: ignore[union-attr]
+
+
+def test_diff_runs_each_set_in_a_synthetic_session_and_says_so(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.policy", tmp_path / "new.policy"
+    old.write_text(GUARD)
+    new.write_text(GUARD.replace("across servers", "to database"))
+    result = CliRunner().invoke(
+        cli, ["diff", str(old), str(new), "--budget", "20", "--time-limit", "20"]
+    )
+    assert result.exit_code in (0, 1), result.output
+    assert "synthetic session `policyc-diff-old`" in result.stderr
+    assert "synthetic session `policyc-diff-new`" in result.stderr
