@@ -46,6 +46,14 @@ def flow_options(command: F) -> F:
             "sends carrying pattern matches are refused until the TTL.",
         ),
         click.option(
+            "--flow-max-values",
+            type=click.IntRange(1),
+            default=_DEFAULTS.max_values,
+            show_default=True,
+            help="Values the in-process store keeps across all sessions (about 200 bytes "
+            "each); past it, a session's new values are handled as past --flow-max-entries.",
+        ),
+        click.option(
             "--flow-max-sessions",
             type=click.IntRange(1),
             default=_DEFAULTS.max_sessions,
@@ -65,9 +73,10 @@ def flow_runtime(
     flow_ttl: float,
     flow_max_entries: int,
     flow_max_sessions: int,
+    flow_max_values: int = _DEFAULTS.max_values,
 ) -> FlowRuntime:
     """The flow state the options ask for; a usage error for a bad combination."""
-    limits = FlowLimits(flow_max_entries, flow_ttl, flow_max_sessions)
+    limits = FlowLimits(flow_max_entries, flow_ttl, flow_max_sessions, flow_max_values)
     key = None
     if flow_key_env:
         text = os.environ.get(flow_key_env)

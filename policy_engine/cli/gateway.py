@@ -101,6 +101,7 @@ def gateway(
     flow_ttl: float,
     flow_max_entries: int,
     flow_max_sessions: int,
+    flow_max_values: int,
 ) -> None:
     """Put policies in the path of MCP traffic between a client and its servers."""
     from ..gateway import ConfigError, GatewayDecisionLog, load_config, options_from_flags
@@ -163,7 +164,9 @@ def gateway(
     if not options.verbose:
         for noisy in ("mcp", "httpx", "httpx2", "uvicorn.access"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
-    flows = flow_runtime(flow_store, flow_key_env, flow_ttl, flow_max_entries, flow_max_sessions)
+    flows = flow_runtime(
+        flow_store, flow_key_env, flow_ttl, flow_max_entries, flow_max_sessions, flow_max_values
+    )
     policy_set = (
         compile_or_exit(tuple(str(p) for p in options.policies), flows=flows)
         if options.policies

@@ -113,6 +113,7 @@ def serve(
         bounds.pop("flow_ttl"),
         bounds.pop("flow_max_entries"),
         bounds.pop("flow_max_sessions"),
+        bounds.pop("flow_max_values"),
     )
     transport = TransportLimits(
         max_message_bytes=message_limit(max_payload_bytes),

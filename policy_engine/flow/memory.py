@@ -1,8 +1,8 @@
 """The in-process flow store: the default for one server or gateway process.
 
-Bounded three ways, none of which forgets a value silently: entries per
-session (past the cap new values are not kept and the session's state is
-marked incomplete, so its sends fail closed), age (an entry older than the
+Bounded four ways, none of which forgets a value silently: entries per
+session and in all (past either cap new values are not kept and the
+session's state is marked incomplete, so its sends fail closed), age (an entry older than the
 TTL is gone, and sessions idle that long are dropped), and sessions in all
 (sessions holding nothing make room first; while every kept session holds
 values, a new session is refused). The synchronous methods serve
@@ -40,10 +40,13 @@ class MemoryFlowStore:
         # Least recently used first: sessions holding nothing, and those holding values.
         self._clean: OrderedDict[str, None] = OrderedDict()
         self._held: OrderedDict[str, None] = OrderedDict()
+        self._values = 0
+        """Entries kept across all sessions, for `max_values`."""
 
     # -- synchronous core ---------------------------------------------------
 
     def _drop(self, session: str) -> None:
+        self._values -= len(self._sessions[session].entries)
         del self._sessions[session]
         self._clean.pop(session, None)
         self._held.pop(session, None)
@@ -92,6 +95,7 @@ class MemoryFlowStore:
             if first[1] >= oldest:
                 break
             state.entries.popitem(last=False)
+            self._values -= 1
         if state.overflowed is not None and state.overflowed < oldest:
             state.overflowed = None
 
@@ -102,13 +106,15 @@ class MemoryFlowStore:
         assert state is not None
         now = self._clock()
         self._expire(state, now)
-        cap = self.limits.max_entries_per_session
+        cap, total = self.limits.max_entries_per_session, self.limits.max_values
         for fingerprint, entry in entries.items():
             if fingerprint in state.entries:
                 state.entries.move_to_end(fingerprint)
-            elif len(state.entries) >= cap:
+            elif len(state.entries) >= cap or self._values >= total:
                 state.overflowed = now
                 continue
+            else:
+                self._values += 1
             state.entries[fingerprint] = (entry, now)
         self._session(session, create=False)  # now a session that holds values
 
@@ -135,6 +141,9 @@ class MemoryFlowStore:
 
     def session_count(self) -> int:
         return len(self._sessions)
+
+    def value_count(self) -> int:
+        return self._values
 
     def entry_count(self, session: str) -> int:
         state = self._sessions.get(session)

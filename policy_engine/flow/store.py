@@ -22,6 +22,9 @@ class FlowLimits:
     max_sessions: int = 10_000
     """In-process only: past this many, sessions holding nothing are forgotten first;
     a new session is refused while every kept session holds values."""
+    max_values: int = 1_000_000
+    """In-process only: values kept across all sessions (about 200 bytes each); past
+    it, a session's new values are left out as past its own cap."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,9 @@ class Recall:
     lost: str | None = None
 
 
-OVERFLOWED = "the session saw more values than --flow-max-entries keeps"
+OVERFLOWED = (
+    "the session saw more values than the store keeps (--flow-max-entries, --flow-max-values)"
+)
 
 
 class FlowStore(Protocol):

@@ -209,3 +209,13 @@ def test_a_full_store_fails_an_in_code_invoke_with_a_json_rpc_error() -> None:
         )
     assert refused.value.code == -32603
     assert "flow store full" in str(refused.value.data)
+
+
+def test_values_across_sessions_are_capped_without_forgetting_any() -> None:
+    store = MemoryFlowStore(FlowLimits(max_values=5))
+    for n in range(3):
+        store.remember_now(f"s{n}", {f"fp{n}-{i}": ENTRY for i in range(2)})
+    assert store.value_count() == 5
+    assert store.recall_now("s0", ["fp0-0"]).lost is None
+    last = store.recall_now("s2", ["fp2-0", "fp2-1"])
+    assert list(last.entries) == ["fp2-0"] and last.lost is not None
