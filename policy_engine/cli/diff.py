@@ -12,6 +12,7 @@ import anyio
 import click
 
 from .exit_codes import ExitCode
+from .flow_options import echo_synthetic_note, tool_flows
 from .impact_options import finish, report_options, seed_option
 from .inputs import compile_or_exit, fail
 
@@ -53,8 +54,9 @@ def diff(
     from ..impact.diff import DiffBudget, diff_sets
     from ..impact.traffic import TrafficFileError, read_traffic
 
-    old = compile_or_exit((old_path,), on_error=ExitCode.USAGE)
-    new = compile_or_exit((new_path,), on_error=ExitCode.USAGE)
+    old_flows, new_flows = tool_flows("diff-old"), tool_flows("diff-new")
+    old = compile_or_exit((old_path,), on_error=ExitCode.USAGE, flows=old_flows)
+    new = compile_or_exit((new_path,), on_error=ExitCode.USAGE, flows=new_flows)
     extra = []
     if traffic is not None:
         try:
@@ -63,4 +65,6 @@ def diff(
             fail(str(exc))
     settings = DiffBudget(budget, time_limit, seed, examples)
     report = anyio.run(diff_sets, old, new, extra, settings)
+    echo_synthetic_note(old_flows)
+    echo_synthetic_note(new_flows)
     finish(report, output_format, show_values, old.model, new.model)

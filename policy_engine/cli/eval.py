@@ -14,6 +14,7 @@ import click
 
 from ..wire import ChainExecutionParams, InvocationContext
 from .exit_codes import ExitCode
+from .flow_options import echo_synthetic_note, tool_flows
 from .inputs import compile_or_exit, fail, load_json, printable, read_json_source
 from .options import limit_options, limits_from
 
@@ -73,8 +74,11 @@ def eval_command(
 
     if not paths and not servers and not chain_config:
         fail("give policy files, --server or --chain-config")
+    flows = tool_flows("eval")
     policy_set = (
-        compile_or_exit(paths, limits_from(max_payload_bytes, max_depth)) if paths else None
+        compile_or_exit(paths, limits_from(max_payload_bytes, max_depth), flows=flows)
+        if paths
+        else None
     )
     payload = read_json_source(payload_source, "payload")
     try:
@@ -111,6 +115,7 @@ def eval_command(
     from ..wire import ChainExecutionResult
 
     assert isinstance(result, ChainExecutionResult)
+    echo_synthetic_note(flows)
     if explain:
         traces = dict(provider.traces) if provider is not None else {}
         click.echo(printable(render_explain(result, traces, chosen)))

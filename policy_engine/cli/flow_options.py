@@ -42,14 +42,24 @@ def flow_options(command: F) -> F:
             type=click.IntRange(1),
             default=_DEFAULTS.max_entries_per_session,
             show_default=True,
-            help="Values remembered per session; the oldest are forgotten first.",
+            help="Values remembered per session; past it none is forgotten: the session's "
+            "sends carrying pattern matches are refused until the TTL.",
+        ),
+        click.option(
+            "--flow-max-values",
+            type=click.IntRange(1),
+            default=_DEFAULTS.max_values,
+            show_default=True,
+            help="Values the in-process store keeps across all sessions (about 200 bytes "
+            "each); past it, a session's new values are handled as past --flow-max-entries.",
         ),
         click.option(
             "--flow-max-sessions",
             type=click.IntRange(1),
             default=_DEFAULTS.max_sessions,
             show_default=True,
-            help="Sessions kept by the in-process store; the least recently used go first.",
+            help="Sessions kept by the in-process store; sessions holding no values make room "
+            "first, and a new session is refused while all hold values.",
         ),
     ]
     for option in reversed(options):
@@ -63,9 +73,10 @@ def flow_runtime(
     flow_ttl: float,
     flow_max_entries: int,
     flow_max_sessions: int,
+    flow_max_values: int = _DEFAULTS.max_values,
 ) -> FlowRuntime:
     """The flow state the options ask for; a usage error for a bad combination."""
-    limits = FlowLimits(flow_max_entries, flow_ttl, flow_max_sessions)
+    limits = FlowLimits(flow_max_entries, flow_ttl, flow_max_sessions, flow_max_values)
     key = None
     if flow_key_env:
         text = os.environ.get(flow_key_env)
@@ -87,3 +98,16 @@ def flow_runtime(
         return FlowRuntime(RedisFlowStore(flow_store, key, limits), key)
     except FlowStoreError as exc:
         fail(str(exc))
+
+
+def tool_flows(tool: str) -> FlowRuntime:
+    """Flow state for one run of a local tool: messages without a session id share one
+    synthetic session, so a flow rule judges the run's messages instead of denying each."""
+    return FlowRuntime(synthetic_session=f"policyc-{tool}")
+
+
+def echo_synthetic_note(flows: FlowRuntime) -> None:
+    """Say on stderr that the run used its synthetic session, if it did."""
+    note = flows.synthetic_note()
+    if note is not None:
+        click.echo(note, err=True)

@@ -132,6 +132,7 @@ def gateway(
     flow_ttl: float,
     flow_max_entries: int,
     flow_max_sessions: int,
+    flow_max_values: int,
     principal_id: str | None,
     principal_roles: tuple[str, ...],
     **auth: Any,
@@ -196,7 +197,9 @@ def gateway(
     if not options.verbose:
         for noisy in ("mcp", "httpx", "httpx2", "uvicorn.access"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
-    flows = flow_runtime(flow_store, flow_key_env, flow_ttl, flow_max_entries, flow_max_sessions)
+    flows = flow_runtime(
+        flow_store, flow_key_env, flow_ttl, flow_max_entries, flow_max_sessions, flow_max_values
+    )
     options.max_payload_bytes = max_payload_bytes
     limits = Limits(max_bytes=max_payload_bytes)
     policy_set = (

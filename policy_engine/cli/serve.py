@@ -106,6 +106,7 @@ def serve(
         bounds.pop("flow_ttl"),
         bounds.pop("flow_max_entries"),
         bounds.pop("flow_max_sessions"),
+        bounds.pop("flow_max_values"),
     )
     from ..server.log_text import configure_logging
 

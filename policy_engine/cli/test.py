@@ -10,6 +10,7 @@ import click
 from ..compiler.bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 from ..testing import TestReport, run_tests
 from .exit_codes import ExitCode
+from .flow_options import tool_flows
 from .inputs import compile_or_exit
 from .options import limits_from
 from .source_options import source_limit_options
@@ -55,10 +56,15 @@ def test(
     verbose: bool,
 ) -> None:
     """Run the `test` blocks of a policy set through the in-process chain."""
-    policy_set = compile_or_exit(paths, limits_from(DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH))
+    flows = tool_flows("test")
+    limits = limits_from(DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH)
+    policy_set = compile_or_exit(paths, limits, flows=flows)
     report = anyio.run(run_tests, policy_set, name_filter)
     for line in _render(report, verbose):
         click.echo(line)
+    note = flows.synthetic_note()
+    if note is not None:
+        click.echo(note)
     if coverage or threshold is not None:
         for line in _render_coverage(report):
             click.echo(line)

@@ -20,7 +20,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..flow import Fingerprinter, FlowEntry, FlowStore, FlowStoreError, MemoryFlowStore
+from ..flow import (
+    Fingerprinter,
+    FlowEntry,
+    FlowStore,
+    FlowStoreError,
+    MemoryFlowStore,
+    Recall,
+)
 from ..language import ast
 from ..language.path_syntax import format_location, parse_path
 from ..wire import Severity, ValidationMessage, ValidationResult
@@ -34,6 +41,10 @@ from .validators import SEVERITIES, render_message
 UNKNOWN_SERVER = "(unknown)"
 NO_SESSION = (
     "flow rule `{rule}` needs a session id (context.sessionId) and fails closed without one"
+)
+SYNTHETIC_NOTE = (
+    "note: flow rules ran messages without a context.sessionId in one synthetic session "
+    "`{session}` for this run (real traffic without one fails closed)"
 )
 DEFAULT_MESSAGE = "value first seen in {source} reaches server `{server}`"
 _RANK = {None: -1, "info": 0, "warn": 1, "error": 2}
@@ -49,6 +60,20 @@ class CompiledFlow:
     checks: bool
     severity: Severity
     message: str
+    sources: frozenset[str] = frozenset()
+    destinations: frozenset[str] = frozenset()
+    """The servers a `from` / `to` narrows the rule to; empty: any."""
+
+    def covers(self, source: str, destination: str) -> bool:
+        """Whether a value remembered from ``source`` may not reach ``destination``. A
+        server that cannot be told could be any of them: it is covered (fail closed)."""
+        if source == destination != UNKNOWN_SERVER:
+            return False
+        return _names(self.sources, source) and _names(self.destinations, destination)
+
+
+def _names(servers: frozenset[str], server: str) -> bool:
+    return not servers or server in servers or server == UNKNOWN_SERVER
 
 
 def compile_flow(rule: ast.Remember | ast.FlowRule, ref: RuleRef, env: CompileEnv) -> CompiledFlow:
@@ -69,6 +94,8 @@ def compile_flow(rule: ast.Remember | ast.FlowRule, ref: RuleRef, env: CompileEn
         True,
         SEVERITIES[rule.severity],
         rule.message or DEFAULT_MESSAGE,
+        frozenset(rule.sources),
+        frozenset(rule.destinations),
     )
 
 
@@ -87,14 +114,16 @@ def label_matchers(flows: list[CompiledFlow]) -> dict[str, list[TextMatcher]]:
 def _strings(
     node: Any, location: tuple[str | int, ...]
 ) -> Iterator[tuple[str, tuple[str | int, ...]]]:
-    """Every string below ``node`` (keys are not values), iteratively."""
+    """Every string below ``node``, member names included (a secret can be a key), iteratively."""
     stack = [(node, location)]
     while stack:
         value, where = stack.pop()
         if isinstance(value, str):
             yield value, where
         elif isinstance(value, dict):
-            stack.extend((child, (*where, key)) for key, child in reversed(value.items()))
+            for key, child in reversed(value.items()):
+                stack.append((child, (*where, key)))
+                stack.append((key, (*where, key)))
         elif isinstance(value, list):
             stack.extend((child, (*where, i)) for i, child in reversed(list(enumerate(value))))
 
@@ -135,10 +164,23 @@ class FlowRuntime:
     """The flow rules of a policy set and the state they share."""
 
     def __init__(
-        self, store: FlowStore | None = None, fingerprinter: Fingerprinter | None = None
+        self,
+        store: FlowStore | None = None,
+        fingerprinter: Fingerprinter | None = None,
+        synthetic_session: str | None = None,
     ) -> None:
         self.store: FlowStore = store if store is not None else MemoryFlowStore()
         self.fingerprinter = fingerprinter or Fingerprinter()
+        self.synthetic_session = synthetic_session
+        """Local tools only (eval, diff, test, the playground): the session of messages
+        without a ``sessionId``, so a run's messages form one flow. Real traffic has none."""
+        self.synthetic_used = False
+
+    def synthetic_note(self) -> str | None:
+        """What a tool prints when messages ran in its synthetic session."""
+        if not self.synthetic_used:
+            return None
+        return SYNTHETIC_NOTE.format(session=self.synthetic_session)
 
     def _fingerprint(self, label: str, value: str) -> str:
         return self.fingerprinter.of(f"{label}\x00{value}")
@@ -176,6 +218,8 @@ class FlowRuntime:
         except StopIteration as done:
             value: ValidationResult = done.value
             return value
+        except FlowStoreError as exc:  # the in-process store is full
+            raise execution_failed(scope.name, str(exc)) from None
         coroutine.close()
         raise RuntimeError("the in-process flow store awaited")  # pragma: no cover
 
@@ -188,6 +232,9 @@ class FlowRuntime:
     ) -> ValidationResult:
         name, flows, labels = scope.name, scope.flows, scope.labels
         session = ctx.context.get("sessionId")
+        if (not isinstance(session, str) or not session) and self.synthetic_session:
+            session = self.synthetic_session
+            self.synthetic_used = True
         added: list[ValidationMessage] = []
         if not isinstance(session, str) or not session:
             for flow in flows:
@@ -206,8 +253,8 @@ class FlowRuntime:
                 found = _found(labels.get(flow.label, []), flow.scope, ctx.payload)
                 prints = {self._fingerprint(flow.label, v): (v, p) for v, p in found}
                 recalled = await self.store.recall(session, list(prints))
-                for fingerprint, entry in recalled.items():
-                    if entry.server == server and server != UNKNOWN_SERVER:
+                for fingerprint, entry in _suspects(recalled, prints):
+                    if not flow.covers(entry.server, server):
                         continue
                     _, path = prints[fingerprint]
                     text = render_message(
@@ -231,9 +278,13 @@ class FlowRuntime:
                 found = _found([flow.matcher], flow.scope, ctx.payload)
                 if not found:
                     continue
+                # One entry per place, shared by the values found there: a full
+                # session costs a fingerprint and a reference per value.
+                places: dict[str, FlowEntry] = {}
+                place = f"{ctx.event} {ctx.phase} from `{server}` at "
                 entries = {
-                    self._fingerprint(flow.label, value): FlowEntry(
-                        server, f"{ctx.event} {ctx.phase} from `{server}` at {path}"
+                    self._fingerprint(flow.label, value): places.setdefault(
+                        path, FlowEntry(server, place + path)
                     )
                     for value, path in found
                 }
@@ -254,6 +305,17 @@ class FlowRuntime:
             return UNKNOWN_SERVER
         last = await self.store.last_server(session)
         return last or UNKNOWN_SERVER
+
+
+def _suspects(recalled: Recall, prints: dict[str, Any]) -> Iterator[tuple[str, FlowEntry]]:
+    """The remembered values a request carries; when the session's state is incomplete,
+    every value it carries, the ones it cannot vouch for as from an unknown server."""
+    if recalled.lost is None:
+        yield from recalled.entries.items()
+        return
+    unknown = FlowEntry(UNKNOWN_SERVER, f"an unknown place ({recalled.lost})")
+    for fingerprint in prints:
+        yield fingerprint, recalled.entries.get(fingerprint, unknown)
 
 
 def _with_messages(

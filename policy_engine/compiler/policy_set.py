@@ -59,6 +59,7 @@ from .mutators import CompiledMutation, RuleGroup, compile_mutation, run_mutator
 from .nesting import Encoding
 from .payload_probe import PayloadProbe, ProbeRegexes
 from .rewrite_groups import group_rewrites
+from .rule_codes import content_code
 from .trace import RuleRef, Trace
 from .validators import CompiledCheck, compile_check, run_validator
 
@@ -94,9 +95,12 @@ class CompileError(PolicycError):
 
 
 def rule_ref(
-    interceptor: str, rule: ast.Rule, file_names: Mapping[str, str] | None = None
+    interceptor: str,
+    rule: ast.Rule,
+    file_names: Mapping[str, str] | None = None,
+    taken: dict[str, int] | None = None,
 ) -> RuleRef:
-    code = getattr(rule, "code", None) or f"{interceptor}:{rule.span.line}"
+    code = getattr(rule, "code", None) or content_code(interceptor, rule, taken)
     shown = (file_names or {}).get(rule.span.file)
     return RuleRef(code, rule.span, ast.RULE_KINDS.get(type(rule), "rule"), shown)
 
@@ -183,8 +187,9 @@ def compile_interceptor(
     else:
         env = CompileEnv(env.patterns, env.paths)
     compiled = CompiledInterceptor(resolved)
+    taken: dict[str, int] = {}
     for rule, core in zip(resolved.rules, resolved.core_rules, strict=True):
-        ref = rule_ref(resolved.name, rule, names)
+        ref = rule_ref(resolved.name, rule, names, taken)
         if isinstance(core, ast.FLOW_RULES):
             compiled.flows.append(compile_flow(core, ref, env))
         elif isinstance(core, ast.CheckRule):

@@ -9,7 +9,7 @@ standard library (and the optional `redis` client).
 
 from .fingerprint import Fingerprinter
 from .memory import MemoryFlowStore
-from .store import FlowEntry, FlowLimits, FlowStore, FlowStoreError
+from .store import FlowEntry, FlowLimits, FlowStore, FlowStoreError, Recall
 
 __all__ = [
     "Fingerprinter",
@@ -18,4 +18,5 @@ __all__ = [
     "FlowStore",
     "FlowStoreError",
     "MemoryFlowStore",
+    "Recall",
 ]

@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 
 class FlowStoreError(Exception):
-    """The store cannot answer (Redis down, a timeout): flow rules fail closed on it."""
+    """The store cannot answer (Redis down, a timeout, full): flow rules fail closed on it."""
 
 
 @dataclass(frozen=True)
 class FlowLimits:
-    """Bounds on remembered state; every one has a CLI option (docs/flow.md)."""
+    """Bounds on remembered state; every one has a CLI option (docs/language.md)."""
 
     max_entries_per_session: int = 10_000
+    """Past this many, a session's state is incomplete: nothing is dropped, new values
+    are not kept, and every candidate value the session sends is refused."""
     ttl_seconds: float = 3600.0
     max_sessions: int = 10_000
-    """In-process only: the oldest sessions are forgotten past this many."""
+    """In-process only: past this many, sessions holding nothing are forgotten first;
+    a new session is refused while every kept session holds values."""
+    max_values: int = 1_000_000
+    """In-process only: values kept across all sessions (about 200 bytes each); past
+    it, a session's new values are left out as past its own cap."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,24 @@ class FlowEntry:
     source: str
 
 
+@dataclass(frozen=True)
+class Recall:
+    """What a session remembers of some fingerprints, and whether that is all it saw.
+
+    ``lost`` names why the session's state cannot vouch for a value it lacks
+    (it overflowed, or the store lost or does not trust its state): flow rules
+    then treat every such value as seen on another server.
+    """
+
+    entries: dict[str, FlowEntry] = field(default_factory=dict)
+    lost: str | None = None
+
+
+OVERFLOWED = (
+    "the session saw more values than the store keeps (--flow-max-entries, --flow-max-values)"
+)
+
+
 class FlowStore(Protocol):
     """Per-session fingerprints and the server of the session's last request."""
 
@@ -36,7 +60,7 @@ class FlowStore(Protocol):
 
     async def remember(self, session: str, entries: Mapping[str, FlowEntry]) -> None: ...
 
-    async def recall(self, session: str, fingerprints: Sequence[str]) -> dict[str, FlowEntry]: ...
+    async def recall(self, session: str, fingerprints: Sequence[str]) -> Recall: ...
 
     async def set_last_server(self, session: str, server: str) -> None: ...
 

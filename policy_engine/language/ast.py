@@ -453,7 +453,9 @@ class Remember:
 class FlowRule:
     """``deny flow LABEL|PATTERNS [in PATH] across servers``: a value remembered from
     one server, found in a request to another. With patterns instead of a label,
-    the rule also remembers what they find (the one-line form)."""
+    the rule also remembers what they find (the one-line form). ``from A, B`` and
+    ``to C, D`` in place of ``across servers`` narrow it to values remembered from
+    those servers, or requests to those servers (empty: any)."""
 
     severity: RuleSeverity
     patterns: tuple[PatternRef, ...]
@@ -463,6 +465,8 @@ class FlowRule:
     code: str | None = None
     acknowledged: tuple[str, ...] = ()
     span: Span = _span()
+    sources: tuple[str, ...] = ()
+    destinations: tuple[str, ...] = ()
 
 
 FLOW_RULES = (Remember, FlowRule)

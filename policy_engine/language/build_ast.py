@@ -327,12 +327,35 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         rule = ast.Remember(tuple(patterns), str(label), scope, code, span=self._span(meta))
         return self._acknowledged(rule, children)
 
+    def flow_across(self, meta: Meta, children: list[Any]) -> _Servers:
+        return _Servers((), ())
+
+    def flow_from(self, meta: Meta, children: list[Any]) -> _Servers:
+        sources, destinations = children
+        return _Servers(sources, destinations or ())
+
+    def flow_to(self, meta: Meta, children: list[Any]) -> _Servers:
+        return _Servers((), children[0])
+
+    def server_names(self, meta: Meta, children: list[Any]) -> tuple[str, ...]:
+        return tuple(str(name) for name in children)
+
     def flow_rule(self, meta: Meta, children: list[Any]) -> Any:
-        severity, subject, scope, *rest = children
+        severity, subject, scope, servers, *rest = children
         message, code = self._message_and_code(rest)
         label = subject if isinstance(subject, str) else None
         patterns = subject if isinstance(subject, tuple) else ()
-        rule = ast.FlowRule(severity, patterns, label, scope, message, code, span=self._span(meta))
+        rule = ast.FlowRule(
+            severity,
+            patterns,
+            label,
+            scope,
+            message,
+            code,
+            span=self._span(meta),
+            sources=servers.sources,
+            destinations=servers.destinations,
+        )
         return self._acknowledged(rule, rest)
 
     def limit_size(self, meta: Meta, children: list[Any]) -> Any:
@@ -687,6 +710,14 @@ class _Replacement:
 class _Keep:
     def __init__(self, count: int | float) -> None:
         self.count = count
+
+
+class _Servers:
+    """A flow rule's servers: the sources and destinations it is narrowed to (empty: any)."""
+
+    def __init__(self, sources: tuple[str, ...], destinations: tuple[str, ...]) -> None:
+        self.sources = sources
+        self.destinations = destinations
 
 
 def build(

@@ -38,6 +38,9 @@ def check_flows(model: PolicySetModel) -> Iterator[Diagnostic]:
                     rule.span,
                     close or f"add `remember PATTERN as {rule.label}` to a validator of the set",
                 )
+        for rule in flows:
+            if isinstance(rule, ast.FlowRule):
+                yield from _check_servers(rule, set(interceptor.servers.values()))
         if interceptor.servers and not flows:
             first = next(s for s in interceptor.node.statements if isinstance(s, ast.ServerMap))
             yield warning(
@@ -55,3 +58,26 @@ def check_flows(model: PolicySetModel) -> Iterator[Diagnostic]:
                 rule.span,
                 f"add `deny flow {label} across servers` (or remove the `remember`)",
             )
+
+
+def _check_servers(rule: ast.FlowRule, mapped: set[str]) -> Iterator[Diagnostic]:
+    """A `from` / `to` server the validator's map does not know is likely a typo (the
+    gateway names backends itself, so without a map any name may be right)."""
+    named = dict.fromkeys([*rule.sources, *rule.destinations])
+    for server in named if mapped else ():
+        if server not in mapped:
+            yield warning(
+                "W332",
+                f"flow rule names server `{server}`, which the validator's `server` lines "
+                "do not map",
+                rule.span,
+                did_you_mean(server, sorted(mapped))
+                or f"add `server {server} tools [...]`, or name a mapped server",
+            )
+    if rule.sources and set(rule.sources) == set(rule.destinations) and len(named) == 1:
+        yield warning(
+            "W333",
+            f"flow rule only goes from `{rule.sources[0]}` to itself, so it never fires",
+            rule.span,
+            "a value may go back to the server it came from; name another server in `to`",
+        )

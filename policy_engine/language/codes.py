@@ -61,4 +61,6 @@ CODES: dict[str, str] = {
     "W322": "deny list covered by an allow list",
     "W330": "flow label remembered but never read",
     "W331": "server map without a flow rule",
+    "W332": "flow rule names a server its validator does not map",
+    "W333": "flow rule between a server and itself",
 }

@@ -411,7 +411,15 @@ def _remember(rule: ast.Remember) -> str:
 def _flow(rule: ast.FlowRule) -> str:
     subject = rule.label or ", ".join(_pattern(p) for p in rule.patterns)
     rest = _message_code(rule.message, rule.code) + _acknowledged(rule)
-    return f"{rule.severity} flow {subject}{_scope(rule.path)} across servers{rest}"
+    return f"{rule.severity} flow {subject}{_scope(rule.path)} {_flow_servers(rule)}{rest}"
+
+
+def _flow_servers(rule: ast.FlowRule) -> str:
+    if not rule.sources and not rule.destinations:
+        return "across servers"
+    sources = f"from {', '.join(rule.sources)}" if rule.sources else ""
+    destinations = f"to {', '.join(rule.destinations)}" if rule.destinations else ""
+    return " ".join(part for part in (sources, destinations) if part)
 
 
 @_statement.register

@@ -200,3 +200,16 @@ validator guard {
     assert (await post(playground_url, {**deploy, "context": guest})).json()["evaluation"][
         "allowed"
     ] is False
+
+
+async def test_a_flow_rule_without_a_session_judges_the_message_not_its_lack(
+    playground_url: str,
+) -> None:
+    guard = (
+        "validator guard {\n  on tools/call request\n  deny flow AWS_ACCESS_KEY across servers\n}\n"
+    )
+    payload = {"name": "search", "arguments": {"q": "nothing secret"}}
+    body = {"sources": {"p.policy": guard}, "event": "tools/call", "phase": "request"}
+    evaluation = (await post(playground_url, {**body, "payload": payload})).json()["evaluation"]
+    assert evaluation["allowed"] is True
+    assert "synthetic session" in evaluation["note"]

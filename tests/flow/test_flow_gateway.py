@@ -71,3 +71,37 @@ async def test_a_key_read_from_one_backend_never_reaches_the_other(tmp_path: Pat
     assert all(
         SECRET not in json.dumps(c["arguments"]) for c in calls(log) if c["server"] == "database"
     )
+
+
+SCOPED = """\
+validator reverse-only {
+  on tools/call request
+  on tools/call response
+  deny flow AWS_ACCESS_KEY from database to filesystem "database data reaches `{server}`"
+}
+
+validator into-the-database {
+  on tools/call request
+  on tools/call response
+  deny flow AWS_ACCESS_KEY to database "secret from {source} reaches the database"
+}
+"""
+
+
+async def test_scoped_flow_rules_guard_only_the_servers_they_name(tmp_path: Path) -> None:
+    policy = tmp_path / "scoped.policy"
+    policy.write_text(SCOPED)
+    log = tmp_path / "calls.jsonl"
+    with anyio.fail_after(90):
+        async with gateway_client(*two_backends(log), policies=[policy]) as client:
+            await client.call_tool("read_file", {"path": "/app/.env"})
+            with pytest.raises(MCPError) as blocked:
+                await client.call_tool("write_query", {"sql": f"insert '{SECRET}'"})
+            data = json.dumps(blocked.value.error.data)
+            assert "reaches the database" in data and "database data" not in data
+            back = await client.call_tool("write_file", {"path": "/tmp/copy", "text": SECRET})
+            assert not back.is_error
+    assert [(c["server"], c["tool"]) for c in calls(log)] == [
+        ("filesystem", "read_file"),
+        ("filesystem", "write_file"),
+    ]

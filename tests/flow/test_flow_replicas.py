@@ -42,19 +42,18 @@ READY = re.compile(r"serving on (http://\S+/mcp)")
 
 @contextmanager
 def replica(policy: Path, redis_url: str) -> Iterator[str]:
+    with served(policy, "--flow-store", redis_url) as url:
+        yield url
+
+
+@contextmanager
+def served(policy: Path, *options: str) -> Iterator[str]:
+    """`policyc serve` over streamable HTTP with the fleet key in FLOW_KEY: its URL."""
     process = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "policy_engine.cli.main",
-            "serve",
-            str(policy),
-            "--http",
-            "127.0.0.1:0",
-            "--flow-store",
-            redis_url,
-            "--flow-key-env",
-            "FLOW_KEY",
+            *("-m", "policy_engine.cli.main", "serve", str(policy)),
+            *("--http", "127.0.0.1:0", "--flow-key-env", "FLOW_KEY", *options),
         ],
         env={**os.environ, "FLOW_KEY": KEY},
         stdin=subprocess.DEVNULL,

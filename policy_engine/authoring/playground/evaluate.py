@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from ...chain import side_for
 from ...compiler import Trace
+from ...compiler.flows import FlowRuntime
 from ...compiler.policy_set import CompileError, compile_model
 from ...language.limits import SourceLimits
 from ...language.pipeline import check_sources
@@ -93,7 +94,9 @@ async def run(
         out["skipped"] = "no payload to evaluate"
         return out
     try:
-        policy_set = compile_model(checked)
+        # One synthetic session per run: a flow rule judges this message, not its lack of one.
+        flows = FlowRuntime(synthetic_session="policyc-playground")
+        policy_set = compile_model(checked, flows=flows)
         params = ChainExecutionParams(
             event=request.event,
             phase=request.phase,  # type: ignore[arg-type]
@@ -124,6 +127,7 @@ async def run(
         "result": result.to_wire(),
         "explain": explain(result, traces, side) if explain is not None else None,
         "trace": _trace(result, traces),
+        "note": flows.synthetic_note(),
     }
     return out
 

@@ -217,6 +217,7 @@ function renderResult(response, payload) {
   for (const entry of result.results) {
     for (const m of entry.messages || []) notes.push(`${entry.interceptor}: ${m.severity}: ${m.message}`);
   }
+  if (evaluation.note) notes.push(evaluation.note);
   detail.textContent = notes.join(" \u00b7 ");
   $("final").innerHTML = evaluation.allowed ? renderJson(evaluation.finalPayload, payload, true, 0) : "(blocked: no payload is forwarded)";
   renderTrace(evaluation);
