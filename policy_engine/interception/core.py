@@ -23,13 +23,17 @@ from typing import Any, Literal, Protocol
 
 from policy_engine.chain import InterceptorChain, chain_error, side_for
 from policy_engine.wire import (
+    AbortedAt,
     ChainExecutionParams,
     ChainExecutionResult,
+    ChainResultEntry,
     InterceptorError,
     InvocationContext,
     Phase,
     Principal,
     Side,
+    ValidationMessage,
+    ValidationSummary,
 )
 from policy_engine.wire.errors import (
     INTERNAL_ERROR,
@@ -204,6 +208,44 @@ class Interception:
         if error is None:  # pragma: no cover - only failed results are refused
             raise ValueError("refusal of a successful chain")
         return replace(self.refuse_with(event, error), run=result)
+
+    def record_refusal(
+        self,
+        event: str,
+        by: str,
+        why: str,
+        *,
+        server: str | None,
+        session_id: str | None,
+        principal: Principal | None,
+    ) -> None:
+        """Put a refusal decided without a chain run (a call of what a list hides) on
+        record as the decision log records a refused chain run: an audit trail that
+        leaves out the calls refused earliest would miss the ones that matter."""
+        if self.observer is None:
+            return
+        message = ValidationMessage(message=why, severity="error")
+        entry = ChainResultEntry(
+            interceptor=by,
+            type="validation",
+            phase="request",
+            valid=False,
+            severity="error",
+            messages=[message],
+        )
+        result = ChainExecutionResult(
+            status="validation_failed",
+            event=event,
+            phase="request",
+            results=[entry],
+            validation_summary=ValidationSummary(errors=1),
+            total_duration_ms=0.0,
+            aborted_at=AbortedAt(interceptor=by, reason=why, type="validation"),
+        )
+        side = self.side("client", "request")
+        who = principal.id if principal is not None else None
+        run = ChainRun(event, "request", side, "client", server, session_id, result, None, who)
+        self.observer(run)
 
     def refuse_with(self, event: str, error: InterceptorError) -> Refuse:
         """The configured block form of ``error`` for a message of ``event``."""
@@ -465,6 +507,14 @@ class InterceptionSession:
             by, why = "gateway", f"no list shows this {kind.noun}"
         else:
             return None
+        self.core.record_refusal(
+            method,
+            by,
+            why,
+            server=server,
+            session_id=self.session_id,
+            principal=self.principal,
+        )
         item = validation_error_item(by, "error", why)
         return self.core.refuse_with(method, chain_validation_failed([item]))
 

@@ -15,6 +15,8 @@ from policy_engine.cli.gateway import gateway
 from policy_engine.cli.serve import serve
 from policy_engine.gateway import load_config
 
+pytestmark = pytest.mark.e2e
+
 PAGE = (ROOT / "docs" / "identity.md").read_text(encoding="utf-8")
 
 

@@ -24,6 +24,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+pytestmark = pytest.mark.e2e
+
 ROLES = ROOT / "examples" / "identity" / "role-tools.policy"
 LIMIT = 60
 ACCEPT = {"Accept": "application/json, text/event-stream"}

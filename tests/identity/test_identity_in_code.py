@@ -16,6 +16,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+pytestmark = pytest.mark.e2e
+
 SERVER = Path(__file__).resolve().parent / "in_code_server.py"
 
 

@@ -15,6 +15,8 @@ from policy_engine.server import AuthConfigError
 from policy_engine.server.introspection import IntrospectionVerifier
 from policy_engine.server.oauth import TokenRejected
 
+pytestmark = pytest.mark.e2e
+
 RESOURCE = "https://gateway.example/mcp"
 ROLES = ROOT / "examples" / "identity" / "role-tools.policy"
 

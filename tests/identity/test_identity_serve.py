@@ -11,11 +11,14 @@ from typing import Any
 
 import anyio
 import httpx2
+import pytest
 from gateway_harness import ROOT, free_port, running
 from issuer import running_issuer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from server_harness import request
+
+pytestmark = pytest.mark.e2e
 
 ROLES = ROOT / "examples" / "identity" / "role-tools.policy"
 LIMIT = 60

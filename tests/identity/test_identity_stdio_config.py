@@ -11,6 +11,8 @@ from mcp.shared.exceptions import MCPError
 
 from policy_engine.gateway import ConfigError, load_config
 
+pytestmark = pytest.mark.e2e
+
 ROLES = ROOT / "examples" / "identity" / "role-tools.policy"
 LIMIT = 60
 

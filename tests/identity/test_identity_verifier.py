@@ -17,6 +17,8 @@ from policy_engine.server.oauth import (
     TokenRejected,
 )
 
+pytestmark = pytest.mark.e2e
+
 RESOURCE = "https://gateway.example/mcp"
 
 

@@ -305,3 +305,25 @@ async def test_a_remembered_input_name_answers_its_own_request(chain: Intercepto
     reshaped = await s.client_request("tools/call", moved, server="b")
     assert isinstance(reshaped, Refuse) and reshaped.error is not None
     assert reshaped.error.data["validationErrors"][0]["interceptor"] == "gateway"
+
+
+async def test_a_call_refused_as_hidden_is_on_record_like_a_refused_chain_run(
+    chain: InterceptorChain,
+) -> None:
+    """The refusal comes before any chain run, so nothing else would log it: an audit
+    trail must still show who called the hidden tool."""
+    runs: list[ChainRun] = []
+    s = session(chain, runs=runs)
+    listing = {"tools": [{"name": "ok_tool"}, {"name": "secret_tool"}]}
+    await s.client_response("tools/list", listing, server="b")
+    s.listed("tools/list", "b")
+    runs.clear()
+    await s.client_request("tools/call", {"name": "secret_tool"}, server="b")
+    await s.client_request("tools/call", {"name": "never_listed"}, server="b")
+    assert [(r.event, r.result.status, r.session_id, r.server) for r in runs] == [
+        ("tools/call", "validation_failed", "s-1", "b")
+    ] * 2
+    assert [r.result.aborted_at.interceptor for r in runs if r.result.aborted_at] == [
+        "hide",
+        "gateway",
+    ]
