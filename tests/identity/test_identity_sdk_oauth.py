@@ -25,6 +25,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import AnyUrl
 from sdk_authorization_server import running_authorization_server
 
+pytestmark = pytest.mark.e2e
+
 ROLES = ROOT / "examples" / "identity" / "role-tools.policy"
 
 
