@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anyio
 import click
 
+from ..gateway.serve import SessionLimits
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
@@ -27,6 +29,21 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
     source = click.get_current_context().get_parameter_source(name)
     given = source is not None and source is not click.core.ParameterSource.DEFAULT
     return flag if given or name not in config else config[name]
+
+
+def _session_limits(
+    limits: SessionLimits,
+    max_sessions: int | None,
+    per_client: int | None,
+    handshake_timeout: float | None,
+) -> SessionLimits:
+    """The flags given win over the config file's ``[http]`` values."""
+    given: dict[str, Any] = {
+        "max_sessions": max_sessions,
+        "per_client": per_client,
+        "handshake_timeout_s": handshake_timeout,
+    }
+    return replace(limits, **{k: v for k, v in given.items() if v is not None})
 
 
 @click.command()
@@ -47,6 +64,25 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
     is_flag=True,
     help="HTTP only: no server-side sessions, so replicas can share a load balancer "
     "(needs --flow-key-env; flow rules need --flow-store).",
+)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="HTTP only: open sessions in all (default: 256); past it, HTTP 503.",
+)
+@click.option(
+    "--max-sessions-per-client",
+    type=click.IntRange(min=1),
+    default=None,
+    help="HTTP only: open sessions from one client address (default: 32); past it, HTTP 429.",
+)
+@click.option(
+    "--handshake-timeout",
+    type=click.FloatRange(min=0.001),
+    default=None,
+    help="HTTP only: seconds a session may take to send notifications/initialized once "
+    "its initialize is answered (default: 10); then it is closed.",
 )
 @click.option(
     "--side",
@@ -87,6 +123,9 @@ def gateway(
     listen: str | None,
     auth_token_env: str | None,
     stateless: bool,
+    max_sessions: int | None,
+    max_sessions_per_client: int | None,
+    handshake_timeout: float | None,
     side: str | None,
     block_style: str | None,
     expose_interceptors: bool,
@@ -140,6 +179,9 @@ def gateway(
         options.listen = parse_listen(listen)
     if options.listen is None and (auth_token_env or options.stateless):
         fail("--auth-token-env and --stateless need --http")
+    options.sessions = _session_limits(
+        options.sessions, max_sessions, max_sessions_per_client, handshake_timeout
+    )
     flow_store = _flag_or(options.flow, "flow_store", flow_store)
     flow_key_env = _flag_or(options.flow, "flow_key_env", flow_key_env)
     flow_ttl = _flag_or(options.flow, "flow_ttl", flow_ttl)

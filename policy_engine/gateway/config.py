@@ -13,6 +13,7 @@ import re
 import shlex
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,20 @@ _TOP = {
     "interceptors",
     "overrides",
 }
-_HTTP = {"listen", "auth_token_env", "stateless", "allowed_hosts"}
+_HTTP = {
+    "listen",
+    "auth_token_env",
+    "stateless",
+    "allowed_hosts",
+    "max_sessions",
+    "max_sessions_per_client",
+    "handshake_timeout_s",
+}
+_SESSION_LIMITS: dict[str, tuple[str, type | tuple[type, ...]]] = {
+    "max_sessions": ("max_sessions", int),
+    "max_sessions_per_client": ("per_client", int),
+    "handshake_timeout_s": ("handshake_timeout_s", (int, float)),
+}
 _FLOW: dict[str, type | tuple[type, ...]] = {
     "store": str,
     "key_env": str,
@@ -209,6 +223,16 @@ def _http(section: Any, options: GatewayOptions, lines: _Lines) -> None:
         options.auth_token = token
     options.stateless = bool(section.get("stateless", False))
     options.allowed_hosts = tuple(str(h) for h in section.get("allowed_hosts", []))
+    limits: dict[str, Any] = {}
+    for key, (field_name, kind) in _SESSION_LIMITS.items():
+        if key not in section:
+            continue
+        value = section[key]
+        typed = isinstance(value, kind) and not isinstance(value, bool)
+        if not typed or value <= 0:
+            raise lines.error(lines.key(key, line), f"`{key}` must be a positive number")
+        limits[field_name] = value
+    options.sessions = replace(options.sessions, **limits)
 
 
 def _flow(section: Any, options: GatewayOptions, lines: _Lines) -> None:

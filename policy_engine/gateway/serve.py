@@ -23,6 +23,20 @@ from .session import GatewaySession, SessionOptions
 logger = logging.getLogger("policyc.gateway")
 
 
+@dataclass(frozen=True)
+class SessionLimits:
+    """Bounds on the stateful HTTP sessions clients open (docs/gateway.md, "What a
+    session costs"): every session that finished its handshake owns its backends."""
+
+    max_sessions: int = 256
+    """Open sessions in all; past it a new one gets HTTP 503."""
+    per_client: int = 32
+    """Open sessions from one client address; past it a new one gets HTTP 429."""
+    handshake_timeout_s: float = 10.0
+    """Seconds from the ``initialize`` answer to the client's ``notifications/initialized``;
+    a session that does not finish its handshake in time is closed."""
+
+
 @dataclass
 class GatewayOptions:
     """Everything ``policyc gateway`` is told, from flags or a config file."""
@@ -45,6 +59,9 @@ class GatewayOptions:
     session_key: Fingerprinter | None = field(default=None, repr=False)
     """Signs ``--stateless`` session ids; every replica needs the same (``--flow-key-env``)."""
     allowed_hosts: tuple[str, ...] = ()
+    sessions: SessionLimits = field(default_factory=lambda: SessionLimits())
+    """HTTP: how many stateful sessions, from one address and in all, and how long a
+    session may take to finish its handshake."""
     decision_log: str | None = None
     record: str | None = None
     log_payloads: bool = False

@@ -35,7 +35,7 @@ from mcp_types import (
     RequestId,
 )
 
-from policy_engine.interception import LISTS, Interception, InterceptionSession, Refuse
+from policy_engine.interception import LISTS, Forward, Interception, InterceptionSession, Refuse
 from policy_engine.server import EXTENSION_ID, INVOKE_METHOD, LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
@@ -51,6 +51,7 @@ from .federation import (
     merge_named,
     merge_uris,
 )
+from .handshakes import HandshakeCache
 
 logger = logging.getLogger("policyc.gateway")
 
@@ -79,6 +80,10 @@ class SessionOptions:
     learn_lists: bool = False
     """List a kind through the chain before a call of it, when this connection has not:
     a stateless replica must know what a filtered list hides without having served it."""
+    handshakes: HandshakeCache | None = None
+    """Start the backends lazily: answer ``initialize`` from this cache and start them
+    when the client sends ``notifications/initialized`` (an HTTP session, which any
+    client can open); without it they start with the session."""
 
 
 @dataclass(frozen=True)
@@ -137,11 +142,18 @@ class GatewaySession:
         self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
         self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
         self._handshake: tuple[str, dict[str, Any] | None] | None = None
-        self._ready: dict[str, anyio.Event] = {}
+        self._ready: dict[str, anyio.Event] = {
+            spec.name: anyio.Event() for spec in options.backends
+        }
+        self._started = False
+        self._start_failed = False
         self._tg: TaskGroup | None = None
         self._requests: TaskGroup | None = None
         self.ready = anyio.Event()
-        """Set once the backends are connected and :meth:`submit` may be called."""
+        """Set once the session reads requests and :meth:`submit` may be called."""
+        self.handshake_answered = anyio.Event()
+        self.initialized = anyio.Event()
+        """Set when the client sends ``notifications/initialized``: the handshake is done."""
         self.fatal: str | None = None
 
     # the session's life
@@ -149,16 +161,8 @@ class GatewaySession:
     async def run(self, front_read: Any) -> None:
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            for backend in self._order:
-                ready = anyio.Event()
-                ready.set()
-                self._ready[backend.name] = ready
-                try:
-                    await backend.connect(tg)
-                except Exception as err:
-                    raise BackendStartError(
-                        f"backend {backend.name} could not be started: {describe(err)}"
-                    ) from None
+            if self.options.handshakes is None:
+                await self._connect_all(ready=True)
             async with anyio.create_task_group() as requests:
                 self._requests = requests
                 self.ready.set()
@@ -172,6 +176,38 @@ class GatewaySession:
                 requests.cancel_scope.cancel()
             for backend in self._order:
                 backend.close()
+
+    async def _connect_all(self, *, ready: bool) -> None:
+        """Start every backend; ``ready``: requests may go to them at once (else only
+        once the caller has replayed the client's handshake to them)."""
+        assert self._tg is not None
+        self._started = True
+        for backend in self._order:
+            try:
+                await backend.connect(self._tg)
+            except Exception as err:
+                raise BackendStartError(
+                    f"backend {backend.name} could not be started: {describe(err)}"
+                ) from None
+            if ready:
+                self._ready[backend.name].set()
+
+    async def _start_late(self, initialized: Forward | None) -> None:
+        """The lazy start: the client finished its handshake, which the backends now get
+        (``initialized``: the notification as the chain passed it; ``None`` if refused)."""
+        try:
+            await self._connect_all(ready=False)
+            method, params = self._handshake or ("initialize", None)
+            for backend in self._order:
+                limit = max(backend.spec.timeout_s, HANDSHAKE_TIMEOUT_S)
+                await backend.request(method, params, timeout_s=limit)
+                if initialized is not None:
+                    await backend.notify("notifications/initialized", initialized.payload)
+                self._ready[backend.name].set()
+        except Exception as err:
+            self._start_failed = True
+            logger.error("the session's backends could not be started: %s", describe(err))
+            self._stop(f"backends could not be started: {describe(err)}")
 
     def _stop(self, reason: str) -> None:
         self.fatal = reason
@@ -209,11 +245,20 @@ class GatewaySession:
             if scope is not None:
                 scope.cancel()
             return
+        lazy = message.method == "notifications/initialized" and not self._started
+        if message.method == "notifications/initialized":
+            self.initialized.set()
         outcome = await self.chain.notification(
             message.method, params, origin="client", server=None
         )
         if isinstance(outcome, Refuse):
             logger.info("dropped client notification %s: blocked by policy", message.method)
+        if lazy and self._tg is not None:
+            self._tg.start_soon(self._start_late, outcome if isinstance(outcome, Forward) else None)
+            return
+        if self._start_failed and message.method == "notifications/initialized":
+            self._stop("the session's backends could not be started")
+        if isinstance(outcome, Refuse) or self._start_failed:
             return
         for backend in self._order:
             await backend.notify(message.method, outcome.payload)
@@ -456,14 +501,38 @@ class GatewaySession:
     async def _handshake_with(self, method: str, params: dict[str, Any] | None) -> _Reply:
         if method == "initialize":
             self._handshake = (method, params)
+        cache = self.options.handshakes
+        try:
+            if cache is not None and method == "initialize" and not self._started:
+                result, _learned = await cache.answer(params, lambda: self._learn(params))
+            else:
+                if not self._started:
+                    await self._connect_all(ready=True)
+                result = await self._backends_handshake(method, params)
+        except BackendStartError as err:
+            self._start_failed = True
+            raise InterceptorError(
+                INTERNAL_ERROR, "Backend unavailable", {"reason": str(err)}
+            ) from None
+        finally:
+            self.handshake_answered.set()
+        if self.options.expose_interceptors:
+            result = _advertise(result, self.options.interceptor_capability)
+        return _Reply(result=result)
+
+    async def _learn(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        """The first session to ask for this version starts its backends to learn it."""
+        await self._connect_all(ready=True)
+        return await self._backends_handshake("initialize", params)
+
+    async def _backends_handshake(
+        self, method: str, params: dict[str, Any] | None
+    ) -> dict[str, Any]:
         results: dict[str, dict[str, Any]] = {}
         for backend in self._order:
             limit = max(backend.spec.timeout_s, HANDSHAKE_TIMEOUT_S)
             results[backend.name] = await self._request(backend, method, params, limit)
-        result = next(iter(results.values())) if not self.federated else merge_handshakes(results)
-        if self.options.expose_interceptors:
-            result = _advertise(result, self.options.interceptor_capability)
-        return _Reply(result=result)
+        return next(iter(results.values())) if not self.federated else merge_handshakes(results)
 
     # backend -> gateway
 
