@@ -8,9 +8,12 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import pytest
 from gateway_harness import RECORDER, http_gateway, text_of
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from policy_engine.gateway import ConfigError, load_config
 
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INITIALIZE = {
@@ -95,3 +98,16 @@ async def test_a_finished_handshake_gets_the_backend_it_was_promised(tmp_path: P
         assert await echo_through(url, "first") == "first"
         assert await echo_through(url, "second") == "second"
         assert started(starts) == 3
+
+
+def test_the_config_file_sets_the_session_limits(tmp_path: Path) -> None:
+    config = tmp_path / "gateway.toml"
+    config.write_text(
+        '[http]\nlisten = "127.0.0.1:1"\nmax_sessions = 64\n'
+        "max_sessions_per_client = 8\nhandshake_timeout_s = 2.5\n"
+    )
+    limits = load_config(config).sessions
+    assert (limits.max_sessions, limits.per_client, limits.handshake_timeout_s) == (64, 8, 2.5)
+    config.write_text('[http]\nlisten = "127.0.0.1:1"\nmax_sessions_per_client = 0\n')
+    with pytest.raises(ConfigError, match=r":3: error: `max_sessions_per_client` must be"):
+        load_config(config)
