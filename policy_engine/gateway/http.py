@@ -38,6 +38,7 @@ from policy_engine.server.http_guard import RequestGuard
 from policy_engine.server.limits import TransportLimits
 from policy_engine.server.rejections import RejectionLog
 
+from .backend import describe
 from .handshakes import HandshakeCache
 from .serve import GatewayOptions, session_options
 from .session import HANDSHAKE_TIMEOUT_S, GatewaySession
@@ -163,8 +164,11 @@ class _Sessions:
                         watch.start_soon(self._handshake_deadline, session, whole, key)
                         await session.run(read_stream)
                         watch.cancel_scope.cancel()
-        except Exception:
-            logger.exception("HTTP session %s failed", key[:8])
+        except Exception as err:
+            logger.error("HTTP session %s failed: %s", key[:8], describe(err))
+            logger.debug("HTTP session %s failed", key[:8], exc_info=True)
+        else:
+            logger.info("HTTP session %s ended", key[:8])
         finally:
             self.live.pop(key, None)
             self.clients.pop(key, None)
@@ -279,7 +283,7 @@ async def serve_http(options: GatewayOptions, interception: Interception) -> str
     host, port = options.listen
     limits = TransportLimits()
     rejections = RejectionLog()
-    sock = listen(host, port, auth_configured=options.auth_token is not None)
+    sock = listen(host, port, auth_configured=options.auth_token is not None, override_flag=None)
     bound: int = sock.getsockname()[1]
     fatal: list[str] = []
     async with anyio.create_task_group() as tg:

@@ -166,16 +166,24 @@ class GatewaySession:
             async with anyio.create_task_group() as requests:
                 self._requests = requests
                 self.ready.set()
-                async for item in front_read:
-                    if isinstance(item, Exception):
-                        continue
-                    await self._client_message(item.message, requests)
+                await self._read_front(front_read, requests)
                 with anyio.move_on_after(_DRAIN_S):
                     while self._inflight:
                         await anyio.sleep(0.01)
                 requests.cancel_scope.cancel()
             for backend in self._order:
                 backend.close()
+
+    async def _read_front(self, front_read: Any, requests: TaskGroup) -> None:
+        """Every client message until the client leaves; an HTTP client's DELETE closes
+        the stream under the reader, which is a leaving like any other."""
+        try:
+            async for item in front_read:
+                if isinstance(item, Exception):
+                    continue
+                await self._client_message(item.message, requests)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            logger.debug("the client closed the session")
 
     async def _connect_all(self, *, ready: bool) -> None:
         """Start every backend; ``ready``: requests may go to them at once (else only
