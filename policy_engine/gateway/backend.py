@@ -116,6 +116,8 @@ class BackendGone(Exception):
 class _Pending:
     done: anyio.Event = field(default_factory=anyio.Event)
     message: JSONRPCResponse | JSONRPCError | None = None
+    malformed: str | None = None
+    """Why the backend's answer to this request could not be used, if it could not."""
 
 
 RequestHandler = Callable[["Backend", JSONRPCRequest], Coroutine[Any, Any, None]]
@@ -194,6 +196,7 @@ class Backend:
             if isinstance(item, Exception):
                 self.garbage += 1
                 logger.warning("backend %s sent an unreadable message: %s", self.name, item)
+                self._malformed(_answered_id(item), "not a valid JSON-RPC response")
                 continue
             message = item.message
             if isinstance(message, JSONRPCResponse | JSONRPCError):
@@ -201,6 +204,8 @@ class Backend:
                 if pending is not None:
                     pending.message = message
                     pending.done.set()
+                else:
+                    self._malformed(message.id, "an id of the wrong type")
             elif isinstance(message, JSONRPCRequest):
                 tg.start_soon(self._on_request, self, message)
             else:
@@ -208,6 +213,20 @@ class Backend:
         # The transport ended by itself: the backend is gone.
         self._stop.set()
         raise BackendGone("the backend closed its connection")
+
+    def _malformed(self, answered: Any, reason: str) -> None:
+        """Fail at once the request a malformed answer was meant for, when its id (or
+        the same number sent back as text) names one; the client is told why."""
+        if answered is None or isinstance(answered, bool):
+            return
+        pending = self._pending.get(answered)
+        if pending is None and isinstance(answered, str) and answered.isdigit():
+            pending = self._pending.get(int(answered))
+        if pending is None or pending.done.is_set():
+            logger.warning("backend %s answered a request it was not sent", self.name)
+            return
+        pending.malformed = reason
+        pending.done.set()
 
     def _fail_pending(self) -> None:
         for pending in self._pending.values():
@@ -265,6 +284,12 @@ class Backend:
                     await self._cancel(request_id, "cancelled by the client")
                 raise
             message = pending.message
+            if pending.malformed is not None:
+                raise InterceptorError(
+                    INTERNAL_ERROR,
+                    "Malformed backend answer",
+                    {"server": self.name, "reason": pending.malformed},
+                )
             if message is None:
                 raise self.unavailable("the backend exited before answering")
             if isinstance(message, JSONRPCError):
@@ -323,6 +348,23 @@ def modern_headers(method: str, params: dict[str, Any] | None) -> dict[str, str]
     if isinstance(name, str):
         headers[MCP_NAME_HEADER] = encode_header_value(name)
     return headers
+
+
+def _answered_id(err: Exception) -> Any:
+    """The id of a response that failed validation, if the error kept the message (a
+    pydantic error keeps it as the input of the fields it lacked for another kind)."""
+    errors = getattr(err, "errors", None)
+    if not callable(errors):
+        return None
+    try:
+        found = errors()
+    except Exception:
+        return None
+    for entry in found:
+        value = entry.get("input") if isinstance(entry, dict) else None
+        if isinstance(value, dict) and "id" in value and "method" not in value:
+            return value["id"]
+    return None
 
 
 def describe(err: BaseException) -> str:

@@ -566,9 +566,7 @@ class GatewaySession:
         self._s2c[(backend.name, request.id)] = (front_id, scope)
         try:
             with scope:
-                forwarded = JSONRPCRequest.model_construct(
-                    jsonrpc="2.0", id=front_id, method=method, params=outcome.payload
-                )
+                forwarded = _request(front_id, method, outcome.payload)
                 await self._send_front(forwarded, self._latest_request())
                 with anyio.move_on_after(backend.spec.timeout_s) as wait:
                     await event.wait()
@@ -667,6 +665,16 @@ class GatewaySession:
             self._stop(f"backend {spec.name} could not be restarted")
         finally:
             ready.set()
+
+
+def _request(request_id: RequestId, method: str, params: dict[str, Any] | None) -> JSONRPCRequest:
+    """A request as sent: without params when it had none (a ``"params": null`` is not
+    a request the TypeScript SDK accepts, so it would drop it)."""
+    if params is None:
+        return JSONRPCRequest.model_construct(jsonrpc="2.0", id=request_id, method=method)
+    return JSONRPCRequest.model_construct(
+        jsonrpc="2.0", id=request_id, method=method, params=params
+    )
 
 
 def _refused(refuse: Refuse) -> _Reply:
