@@ -16,6 +16,7 @@ import shlex
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 from urllib.parse import urlsplit
@@ -52,6 +53,11 @@ OnExit = Literal["restart", "exit"]
 DEFAULT_TIMEOUT_S = 60.0
 BACKEND_TIMEOUT = -32001
 """JSON-RPC code of a request the backend did not answer in time (the SDK's REQUEST_TIMEOUT)."""
+
+
+ORIGIN: ContextVar[RequestId | None] = ContextVar("gateway_origin", default=None)
+"""The client's id of the request being served, which a backend request it causes
+records, so a backend's reference to its own request id can be told to the client."""
 
 
 class BackendConfigError(ValueError):
@@ -145,6 +151,7 @@ class Backend:
         self._errlog = errlog
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, _Pending] = {}
+        self._origins: dict[RequestId, RequestId] = {}
         self._write: Any = None
         self._stop = anyio.Event()
         self._closing = False
@@ -257,6 +264,9 @@ class Backend:
         request_id = next(self._ids)
         pending = _Pending()
         self._pending[request_id] = pending
+        origin = ORIGIN.get()
+        if origin is not None:
+            self._origins[request_id] = origin
         limit = timeout_s or self.spec.timeout_s
         try:
             request = JSONRPCRequest.model_construct(
@@ -297,6 +307,13 @@ class Backend:
             return message.result
         finally:
             self._pending.pop(request_id, None)
+            self._origins.pop(request_id, None)
+
+    def origin_of(self, request_id: Any) -> RequestId | None:
+        """The client's id for a request of ours still open, if a client's caused it."""
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return None
+        return self._origins.get(request_id)
 
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:
         if params is None:

@@ -24,6 +24,7 @@ from typing import Any, TextIO
 import anyio
 from anyio.abc import TaskGroup
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types import (
     PROTOCOL_VERSION_META_KEY,
     ErrorData,
@@ -40,7 +41,8 @@ from policy_engine.server import EXTENSION_ID, INVOKE_METHOD, LIST_METHOD, Inter
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
-from .backend import Backend, BackendError, BackendSpec, describe
+from .backend import ORIGIN, Backend, BackendError, BackendSpec, describe
+from .eras import is_modern, modern_result
 from .federation import (
     CACHE_HINTS,
     NAMED_LISTS,
@@ -312,6 +314,7 @@ class GatewaySession:
         if isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta:
             envelope = {k: v for k, v in meta.items() if k != "progressToken"}
         entered = _SCOPE.set(_RequestScope(view or self.chain, envelope))
+        origin = ORIGIN.set(request.id)
         with scope:
             try:
                 reply = await self._handle(request.method, request.params)
@@ -329,6 +332,9 @@ class GatewaySession:
                     )
                 )
         _SCOPE.reset(entered)
+        ORIGIN.reset(origin)
+        if reply.result is not None and is_modern(request.params):
+            reply.result = modern_result(request.method, reply.result)
         self._inflight.pop(request.id, None)
         if token is not None:
             self._progress.pop(token, None)
@@ -609,14 +615,17 @@ class GatewaySession:
         if isinstance(outcome, Refuse):
             logger.info("dropped %s from %s: blocked by policy", message.method, backend.name)
             return
+        payload = outcome.payload
+        if isinstance(payload, dict):
+            payload = _restore_subscription(backend, payload)
         related = None
-        if message.method == "notifications/progress" and isinstance(outcome.payload, dict):
-            related = self._progress.get(outcome.payload.get("progressToken"))
-        if outcome.payload is None:
+        if message.method == "notifications/progress" and isinstance(payload, dict):
+            related = self._progress.get(payload.get("progressToken"))
+        if payload is None:
             forwarded = JSONRPCNotification.model_construct(jsonrpc="2.0", method=message.method)
         else:
             forwarded = JSONRPCNotification.model_construct(
-                jsonrpc="2.0", method=message.method, params=outcome.payload
+                jsonrpc="2.0", method=message.method, params=payload
             )
         await self._send_front(forwarded, related)
 
@@ -665,6 +674,18 @@ class GatewaySession:
             self._stop(f"backend {spec.name} could not be restarted")
         finally:
             ready.set()
+
+
+def _restore_subscription(backend: Backend, params: dict[str, Any]) -> dict[str, Any]:
+    """A notification on a ``subscriptions/listen`` stream names the stream by its
+    request's id; the backend knows the gateway's id for it, the client its own."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or SUBSCRIPTION_ID_META_KEY not in meta:
+        return params
+    client_id = backend.origin_of(meta[SUBSCRIPTION_ID_META_KEY])
+    if client_id is None:
+        return params
+    return {**params, "_meta": {**meta, SUBSCRIPTION_ID_META_KEY: client_id}}
 
 
 def _request(request_id: RequestId, method: str, params: dict[str, Any] | None) -> JSONRPCRequest:

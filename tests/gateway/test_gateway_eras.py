@@ -1,0 +1,44 @@
+"""A 2026-07-28 client through the gateway, in front of backends of either era."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from gateway_harness import everything, front_client, recorder, text_of
+
+LIMIT = 60
+
+
+@pytest.mark.parametrize("front", ["stdio", "http"])
+async def test_a_2026_client_is_served_by_2025_era_servers(front: str) -> None:
+    """The npm reference server answers in 2025 shapes; the SDK client of 2026-07-28
+    rejects a result without resultType, and a list without its cache fields."""
+    with anyio.fail_after(LIMIT):
+        async with front_client(
+            front, "--backend", everything(), policies=[], mode="2026-07-28"
+        ) as client:
+            tools = await client.list_tools()
+            assert "echo" in {tool.name for tool in tools.tools}
+            assert tools.cache_scope == "private" and tools.ttl_ms == 0
+            result = await client.call_tool("echo", {"message": "across eras"})
+            assert text_of(result) == "Echo: across eras"
+            assert result.result_type == "complete"
+
+
+async def test_a_listen_stream_is_acknowledged_over_stdio(tmp_path: Path) -> None:
+    """The backend acknowledges under the gateway's id for the request; the client must
+    see its own, or it waits for the acknowledgement forever."""
+    with anyio.fail_after(LIMIT):
+        async with (
+            front_client(
+                "stdio",
+                "--backend",
+                recorder(tmp_path / "calls.log"),
+                policies=[],
+                mode="2026-07-28",
+            ) as client,
+            client.listen(tools_list_changed=True) as subscription,
+        ):
+            assert subscription.honored.tools_list_changed is True
