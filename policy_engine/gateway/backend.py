@@ -309,6 +309,12 @@ class Backend:
             self._pending.pop(request_id, None)
             self._origins.pop(request_id, None)
 
+    def sole_origin(self) -> RequestId | None:
+        """The client's id of the one request open here, if one alone is (and a client's)."""
+        if len(self._pending) != 1:
+            return None
+        return self._origins.get(next(iter(self._pending)))
+
     def origin_of(self, request_id: Any) -> RequestId | None:
         """The client's id for a request of ours still open, if a client's caused it."""
         if isinstance(request_id, bool) or not isinstance(request_id, int | str):

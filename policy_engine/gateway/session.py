@@ -23,9 +23,11 @@ from typing import Any, TextIO
 
 import anyio
 from anyio.abc import TaskGroup
+from mcp.server.connection import allowed_log_levels
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types import (
+    LOG_LEVEL_META_KEY,
     PROTOCOL_VERSION_META_KEY,
     ErrorData,
     JSONRPCError,
@@ -140,6 +142,8 @@ class GatewaySession:
         self._inflight: dict[RequestId, anyio.CancelScope] = {}
         # progress token -> the client request it reports on (HTTP routes by it)
         self._progress: dict[Any, RequestId] = {}
+        # 2026-07-28 requests that opted in to log messages -> their envelope
+        self._logging: dict[RequestId, dict[str, Any]] = {}
         self._front_ids = itertools.count(1)
         self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
         self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
@@ -313,6 +317,8 @@ class GatewaySession:
         envelope = None
         if isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta:
             envelope = {k: v for k, v in meta.items() if k != "progressToken"}
+            if LOG_LEVEL_META_KEY in meta:
+                self._logging[request.id] = envelope
         entered = _SCOPE.set(_RequestScope(view or self.chain, envelope))
         origin = ORIGIN.set(request.id)
         with scope:
@@ -336,6 +342,7 @@ class GatewaySession:
         if reply.result is not None and is_modern(request.params):
             reply.result = modern_result(request.method, reply.result)
         self._inflight.pop(request.id, None)
+        self._logging.pop(request.id, None)
         if token is not None:
             self._progress.pop(token, None)
         if scope.cancelled_caught:
@@ -621,6 +628,8 @@ class GatewaySession:
         related = None
         if message.method == "notifications/progress" and isinstance(payload, dict):
             related = self._progress.get(payload.get("progressToken"))
+        elif message.method == "notifications/message" and isinstance(payload, dict):
+            related = self._log_request(backend, payload)
         if payload is None:
             forwarded = JSONRPCNotification.model_construct(jsonrpc="2.0", method=message.method)
         else:
@@ -628,6 +637,19 @@ class GatewaySession:
                 jsonrpc="2.0", method=message.method, params=payload
             )
         await self._send_front(forwarded, related)
+
+    def _log_request(self, backend: Backend, payload: dict[str, Any]) -> RequestId | None:
+        """The client request a backend's log message belongs to, when that is certain:
+        the backend has one request open, its client opted in (2026-07-28's
+        ``io.modelcontextprotocol/logLevel``) at or below the message's level. A
+        sessionless front delivers it on that request's response (and drops the rest:
+        a guess could hand one caller another's log); a session stream carries all."""
+        origin = backend.sole_origin()
+        envelope = self._logging.get(origin) if origin is not None else None
+        if envelope is None:
+            return None
+        version = str(envelope.get(PROTOCOL_VERSION_META_KEY))
+        return origin if payload.get("level") in allowed_log_levels(version, envelope) else None
 
     def _latest_request(self) -> RequestId | None:
         """The newest client request still open: what a backend's request most likely serves.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -42,3 +43,27 @@ async def test_a_listen_stream_is_acknowledged_over_stdio(tmp_path: Path) -> Non
             client.listen(tools_list_changed=True) as subscription,
         ):
             assert subscription.honored.tools_list_changed is True
+
+
+async def test_a_2026_request_that_opted_in_gets_its_log_messages_over_http(
+    tmp_path: Path,
+) -> None:
+    """Over HTTP a 2026-07-28 request has no session stream: the backend's log message
+    must ride on that request's own response, or it is lost."""
+    logged: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logged.append(params.data)
+
+    with anyio.fail_after(LIMIT):
+        async with front_client(
+            "http",
+            "--backend",
+            recorder(tmp_path / "calls.log"),
+            policies=[],
+            mode="2026-07-28",
+            log_level="info",
+            logging_callback=on_log,
+        ) as client:
+            assert text_of(await client.call_tool("announce", {})) == "announced"
+    assert logged == ["hello from the backend"]
