@@ -99,6 +99,19 @@ def _session_limits(
 @click.option("--expose-interceptors", is_flag=True, help="Advertise the interceptors extension.")
 @click.option("--backend-timeout", type=click.FloatRange(min=0.001), help="Seconds per request.")
 @click.option(
+    "--backend-env",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Set NAME for every stdio backend (repeatable); they inherit only HOME, PATH, "
+    "SHELL, TERM, USER and the like.",
+)
+@click.option(
+    "--pass-env",
+    multiple=True,
+    metavar="NAME",
+    help="Pass the gateway's own NAME to every stdio backend (repeatable; must be set).",
+)
+@click.option(
     "--on-backend-exit",
     type=click.Choice(["restart", "exit"]),
     default=None,
@@ -131,6 +144,8 @@ def gateway(
     expose_interceptors: bool,
     backend_timeout: float | None,
     on_backend_exit: str | None,
+    backend_env: tuple[str, ...],
+    pass_env: tuple[str, ...],
     decision_log: str | None,
     log_payloads: bool,
     record: str | None,
@@ -164,6 +179,8 @@ def gateway(
             expose_interceptors=expose_interceptors,
             backend_timeout=backend_timeout,
             on_backend_exit=on_backend_exit,
+            backend_env=backend_env,
+            pass_env=pass_env,
             stateless=stateless,
             decision_log=decision_log,
             record=record,

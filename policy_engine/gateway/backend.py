@@ -17,7 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TextIO
 from urllib.parse import urlsplit
 
@@ -93,6 +93,12 @@ class BackendSpec:
             raise BackendConfigError(f"backend `{self.name}` timeout must be positive")
         if self.on_exit not in ("restart", "exit"):
             raise BackendConfigError(f"backend `{self.name}` on_exit must be restart or exit")
+
+    def with_env(self, added: dict[str, str]) -> BackendSpec:
+        """This spec with ``added`` to its environment (a stdio backend's; a URL has none)."""
+        if self.command is None:
+            return self
+        return replace(self, env={**(self.env or {}), **added})
 
     @classmethod
     def parse(cls, text: str, **options: Any) -> BackendSpec:

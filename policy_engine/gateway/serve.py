@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -46,6 +47,8 @@ class GatewayOptions:
     providers: list[InterceptorProvider] = field(default_factory=list)
     interceptors: list[ServerSpec] = field(default_factory=list)
     overrides: dict[Selector, InterceptorOverrides] = field(default_factory=dict)
+    configs: dict[Selector, dict[str, Any]] = field(default_factory=dict)
+    """Per-interceptor params (``[overrides.NAME] config``), sent with every invocation."""
     side: Role = "client"
     block_style: BlockStyle = "error"
     expose_interceptors: bool = False
@@ -79,6 +82,8 @@ class GatewayOptions:
         expose_interceptors: bool = False,
         backend_timeout: float | None = None,
         on_backend_exit: str | None = None,
+        backend_env: tuple[str, ...] = (),
+        pass_env: tuple[str, ...] = (),
         stateless: bool = False,
         decision_log: str | None = None,
         record: str | None = None,
@@ -101,6 +106,9 @@ class GatewayOptions:
             raise ConfigError(str(err)) from None
         if extra:
             self.backends = [replace(spec, **extra) for spec in self.backends]
+        added = backend_environment(backend_env, pass_env)
+        if added:
+            self.backends = [spec.with_env(added) for spec in self.backends]
         names = [spec.name for spec in self.backends]
         if len(set(names)) != len(names):
             raise ConfigError("two backends share a name; give each a distinct NAME")
@@ -116,6 +124,29 @@ class GatewayOptions:
         self.verbose = self.verbose or verbose
 
 
+def backend_environment(assigned: tuple[str, ...], passed: tuple[str, ...]) -> dict[str, str]:
+    """``--backend-env NAME=VALUE`` and ``--pass-env NAME`` as one environment to add.
+
+    A stdio backend inherits only the SDK's short list (HOME, PATH, SHELL, TERM,
+    USER, ...); a secret such as a token reaches it only when the operator says
+    so. A ``--pass-env`` variable that is not set is an error: the backend would
+    start without the credential it was meant to get.
+    """
+    from .config import ConfigError
+
+    env: dict[str, str] = {}
+    for text in assigned:
+        name, sep, value = text.partition("=")
+        if not sep or not name:
+            raise ConfigError("--backend-env wants NAME=VALUE")  # the text may be a secret
+        env[name] = value
+    for name in passed:
+        if name not in os.environ:
+            raise ConfigError(f"--pass-env {name}: the environment variable is not set")
+        env[name] = os.environ[name]
+    return env
+
+
 @asynccontextmanager
 async def open_interception(
     options: GatewayOptions, observer: Any = None
@@ -128,6 +159,7 @@ async def open_interception(
         local=local,
         servers=options.interceptors,
         overrides=options.overrides,
+        configs=options.configs,
         default_timeout_ms=options.interceptor_timeout_ms,
         errlog=sys.stderr,
     ) as chain:
