@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,17 @@ def _session_limits(
         "handshake_timeout_s": handshake_timeout,
     }
     return replace(limits, **{k: v for k, v in given.items() if v is not None})
+
+
+def _reload(options: Any, flows: Any, *, watch: bool, allow_shrink: bool) -> Any:
+    """The policy files' reloader: serve's rules (last good set kept, no shrinking)."""
+    from ..compiler import compile_policies
+    from ..gateway.reload import GatewayReload
+
+    def load(paths: Sequence[Path]) -> Any:
+        return compile_policies(tuple(str(p) for p in paths), None, flows)
+
+    return GatewayReload(options.policies, load, watch=watch, allow_shrink=allow_shrink)
 
 
 @click.command()
@@ -125,6 +137,12 @@ def _session_limits(
     help="Append every chain run's payload as received and its decision to FILE, for "
     "`policyc replay` (created owner-only: it holds raw payloads).",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Reload the policy files when they change (SIGHUP reloads them too).",
+)
+@click.option("--allow-shrink", is_flag=True, help="Accept a reload that drops interceptors.")
 @click.option("--verbose", "-v", is_flag=True, help="Trace every message to stderr.")
 @flow_options
 def gateway(
@@ -149,6 +167,8 @@ def gateway(
     decision_log: str | None,
     log_payloads: bool,
     record: str | None,
+    watch: bool,
+    allow_shrink: bool,
     verbose: bool,
     flow_store: str | None,
     flow_key_env: str | None,
@@ -234,6 +254,10 @@ def gateway(
             "what it saw, and a flow split across replicas would pass"
         )
     options.providers = [policy_set] if policy_set is not None else []
+    if policy_set is not None:
+        options.reload = _reload(options, flows, watch=watch, allow_shrink=allow_shrink)
+    elif watch:
+        fail("--watch needs policy files to watch")
     options.session_key = flows.fingerprinter
     from ..gateway.decision_log import TrafficRecorder, observers
     from ..server.decision_log import DecisionLogError
@@ -248,6 +272,13 @@ def gateway(
     except DecisionLogError as exc:
         fail(str(exc))
     log = observers(decisions, recorder)
+
+    def reopen() -> None:
+        for opened in (decisions, recorder):
+            if opened is not None:
+                opened.reopen()
+
+    options.reopen = reopen
     from ..gateway import run_gateway
 
     try:

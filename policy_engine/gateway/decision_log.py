@@ -66,6 +66,10 @@ class GatewayDecisionLog:
     def close(self) -> None:
         self._writer.close()
 
+    def reopen(self) -> None:
+        """After an external rotation (SIGHUP): the next line goes to a new file."""
+        self._writer.reopen()
+
 
 class TrafficRecorder:
     """`--record`: each chain run's payload as received and its decision, for `policyc replay`."""
@@ -99,6 +103,9 @@ class TrafficRecorder:
 
     def close(self) -> None:
         self._writer.close()
+
+    def reopen(self) -> None:
+        self._writer.reopen()
 
 
 def observers(*chosen: Callable[[ChainRun], None] | None) -> Callable[[ChainRun], None] | None:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import signal
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from policy_engine.chain import InterceptorChain, Selector, ServerSpec
 from policy_engine.flow import Fingerprinter
@@ -20,6 +23,9 @@ from policy_engine.wire import InterceptorOverrides, InterceptorProvider
 from .backend import BackendSpec
 from .expose import capability, exposed_service
 from .session import GatewaySession, SessionOptions
+
+if TYPE_CHECKING:
+    from .reload import GatewayReload
 
 logger = logging.getLogger("policyc.gateway")
 
@@ -70,6 +76,10 @@ class GatewayOptions:
     log_payloads: bool = False
     verbose: bool = False
     source: Path | None = None
+    reload: GatewayReload | None = field(default=None, repr=False)
+    """Serves SIGHUP and ``--watch``; its policy set replaces ``providers``."""
+    reopen: Callable[[], None] | None = field(default=None, repr=False)
+    """Reopens the decision log and the traffic record (SIGHUP)."""
 
     def merge_flags(
         self,
@@ -152,8 +162,11 @@ async def open_interception(
     options: GatewayOptions, observer: Any = None
 ) -> AsyncIterator[Interception]:
     """Connect the interceptor servers, discover everything, and yield the core."""
+    providers = options.providers
+    if options.reload is not None:
+        providers = [options.reload.provider()]
     local: Mapping[str, InterceptorProvider] = {
-        f"local-{i}": provider for i, provider in enumerate(options.providers, start=1)
+        f"local-{i}": provider for i, provider in enumerate(providers, start=1)
     }
     async with InterceptorChain.connect(
         local=local,
@@ -163,13 +176,16 @@ async def open_interception(
         default_timeout_ms=options.interceptor_timeout_ms,
         errlog=sys.stderr,
     ) as chain:
-        yield Interception(
+        interception = Interception(
             chain,
             acts_for=options.side,
             block_style=options.block_style,
             chain_timeout_ms=options.chain_timeout_ms,
             observer=observer,
         )
+        if options.reload is not None:
+            options.reload.attach(interception, options.overrides, options.configs)
+        yield interception
 
 
 def session_options(
@@ -231,8 +247,26 @@ async def run_gateway(options: GatewayOptions, log: Any = None) -> str | None:
             ", ".join(spec.name for spec in options.backends),
             options.side,
         )
-        if options.listen is not None:
-            from .http import serve_http
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_operator_signals, options)
+            if options.listen is not None:
+                from .http import serve_http
 
-            return await serve_http(options, interception)
-        return await serve_stdio(options, interception)
+                fatal = await serve_http(options, interception)
+            else:
+                fatal = await serve_stdio(options, interception)
+            tg.cancel_scope.cancel()
+        return fatal
+
+
+async def _operator_signals(options: GatewayOptions) -> None:
+    """SIGHUP reopens the logs and reloads the policies (logrotate sends it); it never
+    stops the gateway."""
+    reopen = options.reopen or (lambda: None)
+    if options.reload is not None:
+        await options.reload.run(reopen)
+        return
+    with anyio.open_signal_receiver(signal.SIGHUP) as signals:
+        async for _ in signals:
+            logger.info("SIGHUP: reopening logs")
+            reopen()
