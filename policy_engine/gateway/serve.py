@@ -7,6 +7,7 @@ import os
 import secrets
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -248,7 +249,8 @@ async def run_gateway(options: GatewayOptions, log: Any = None) -> str | None:
             options.side,
         )
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_operator_signals, options)
+            if threading.current_thread() is threading.main_thread():  # signals need it
+                tg.start_soon(_operator_signals, options)
             if options.listen is not None:
                 from .http import serve_http
 
