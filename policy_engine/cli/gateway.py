@@ -24,6 +24,8 @@ from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
 from .serve import parse_listen
 
+_LIMITS = SessionLimits()
+
 
 def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
     """A ``--flow-*`` flag given on the command line wins over the config's ``[flow]``."""
@@ -81,20 +83,21 @@ def _reload(options: Any, flows: Any, *, watch: bool, allow_shrink: bool) -> Any
     "--max-sessions",
     type=click.IntRange(min=1),
     default=None,
-    help="HTTP only: open sessions in all (default: 256); past it, HTTP 503.",
+    help=f"HTTP only: open sessions in all (default: {_LIMITS.max_sessions}); past it, HTTP 503.",
 )
 @click.option(
     "--max-sessions-per-client",
     type=click.IntRange(min=1),
     default=None,
-    help="HTTP only: open sessions from one client address (default: 32); past it, HTTP 429.",
+    help="HTTP only: open sessions from one client address "
+    f"(default: {_LIMITS.per_client}); past it, HTTP 429.",
 )
 @click.option(
     "--handshake-timeout",
     type=click.FloatRange(min=0.001),
     default=None,
     help="HTTP only: seconds a session may take to send notifications/initialized once "
-    "its initialize is answered (default: 10); then it is closed.",
+    f"its initialize is answered (default: {_LIMITS.handshake_timeout_s:g}); then it is closed.",
 )
 @click.option(
     "--side",

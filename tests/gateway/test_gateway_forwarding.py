@@ -73,7 +73,7 @@ async def test_a_malformed_backend_answer_is_an_error_at_once(tool: str) -> None
             with pytest.raises(MCPError) as caught:
                 await client.call_tool(tool, {})
             # The connection still serves.
-            assert [t.name for t in (await client.list_tools()).tools][0] == "ask"
+            assert "ask" in {t.name for t in (await client.list_tools()).tools}
     if tool != "both":  # that one parses as the backend's error, which is passed on
         assert caught.value.code == -32603
         assert caught.value.error.message == "Malformed backend answer"
