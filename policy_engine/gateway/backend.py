@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import shlex
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
@@ -58,6 +59,11 @@ BACKEND_TIMEOUT = -32001
 ORIGIN: ContextVar[RequestId | None] = ContextVar("gateway_origin", default=None)
 """The client's id of the request being served, which a backend request it causes
 records, so a backend's reference to its own request id can be told to the client."""
+
+
+LONG_LIVED = frozenset({"subscriptions/listen"})
+"""Requests a backend answers only when they end (a listen stream's graceful close): no
+timeout applies; the client ends them by cancelling, or the backend by answering."""
 
 
 class BackendConfigError(ValueError):
@@ -273,7 +279,7 @@ class Backend:
         origin = ORIGIN.get()
         if origin is not None:
             self._origins[request_id] = origin
-        limit = timeout_s or self.spec.timeout_s
+        limit = timeout_s or (math.inf if method in LONG_LIVED else self.spec.timeout_s)
         try:
             request = JSONRPCRequest.model_construct(
                 jsonrpc="2.0", id=request_id, method=method, params=params

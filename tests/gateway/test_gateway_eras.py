@@ -67,3 +67,26 @@ async def test_a_2026_request_that_opted_in_gets_its_log_messages_over_http(
         ) as client:
             assert text_of(await client.call_tool("announce", {})) == "announced"
     assert logged == ["hello from the backend"]
+
+
+async def test_a_listen_stream_outlives_the_backend_timeout(tmp_path: Path) -> None:
+    """A listen request is answered only when the stream ends: the per-request backend
+    timeout must not end it (the client would see the subscription lost)."""
+    backend = recorder(tmp_path / "calls.log")
+    with anyio.fail_after(LIMIT):
+        async with (
+            front_client(
+                "stdio",
+                "--backend",
+                backend,
+                "--backend-timeout",
+                "1",
+                policies=[],
+                mode="2026-07-28",
+            ) as client,
+            client.listen(tools_list_changed=True) as subscription,
+        ):
+            with anyio.move_on_after(3) as waited:
+                await subscription.__anext__()
+            assert waited.cancelled_caught  # still open, with nothing to say
+            assert text_of(await client.call_tool("echo", {"text": "still"})) == "still"
