@@ -45,15 +45,15 @@ class HandshakeCache:
         self,
         params: dict[str, Any] | None,
         learn: Callable[[], Awaitable[dict[str, Any]]],
-    ) -> tuple[dict[str, Any], bool]:
-        """The answer for ``params``, and whether ``learn`` ran (its session's backends
-        are then started). Concurrent first askers wait for one ``learn``, not each run one."""
+    ) -> dict[str, Any]:
+        """The answer for ``params``; ``learn`` (which starts its session's backends) runs
+        only for the first asker. Concurrent first askers wait for it, not each run one."""
         key = _key(params)
         lock = self._locks.setdefault(key, anyio.Lock())
         async with lock:
             found = self.cached(params)
             if found is not None:
-                return found, False
+                return found
             result = await learn()
             self._results[key] = copy.deepcopy(result)
-            return result, True
+            return result

@@ -525,7 +525,7 @@ class GatewaySession:
         cache = self.options.handshakes
         try:
             if cache is not None and method == "initialize" and not self._started:
-                result, _learned = await cache.answer(params, lambda: self._learn(params))
+                result = await cache.answer(params, lambda: self._learn(params))
             else:
                 if not self._started:
                     await self._connect_all(ready=True)
