@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +19,14 @@ import anyio
 import click
 
 from ..compiler.bounds import DEFAULT_MAX_BYTES, Limits
+from ..gateway.serve import SessionLimits
 from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_verifier
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
 from .serve import parse_listen
+
+_LIMITS = SessionLimits()
 
 
 def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
@@ -29,6 +34,32 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
     source = click.get_current_context().get_parameter_source(name)
     given = source is not None and source is not click.core.ParameterSource.DEFAULT
     return flag if given or name not in config else config[name]
+
+
+def _session_limits(
+    limits: SessionLimits,
+    max_sessions: int | None,
+    per_client: int | None,
+    handshake_timeout: float | None,
+) -> SessionLimits:
+    """The flags given win over the config file's ``[http]`` values."""
+    given: dict[str, Any] = {
+        "max_sessions": max_sessions,
+        "per_client": per_client,
+        "handshake_timeout_s": handshake_timeout,
+    }
+    return replace(limits, **{k: v for k, v in given.items() if v is not None})
+
+
+def _reload(options: Any, flows: Any, *, watch: bool, allow_shrink: bool) -> Any:
+    """The policy files' reloader: serve's rules (last good set kept, no shrinking)."""
+    from ..compiler import compile_policies
+    from ..gateway.reload import GatewayReload
+
+    def load(paths: Sequence[Path]) -> Any:
+        return compile_policies(tuple(str(p) for p in paths), None, flows)
+
+    return GatewayReload(options.policies, load, watch=watch, allow_shrink=allow_shrink)
 
 
 @click.command()
@@ -51,6 +82,26 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
     "(needs --flow-key-env; flow rules need --flow-store).",
 )
 @click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"HTTP only: open sessions in all (default: {_LIMITS.max_sessions}); past it, HTTP 503.",
+)
+@click.option(
+    "--max-sessions-per-client",
+    type=click.IntRange(min=1),
+    default=None,
+    help="HTTP only: open sessions from one client address "
+    f"(default: {_LIMITS.per_client}); past it, HTTP 429.",
+)
+@click.option(
+    "--handshake-timeout",
+    type=click.FloatRange(min=0.001),
+    default=None,
+    help="HTTP only: seconds a session may take to send notifications/initialized once "
+    f"its initialize is answered (default: {_LIMITS.handshake_timeout_s:g}); then it is closed.",
+)
+@click.option(
     "--side",
     type=click.Choice(["client", "server"]),
     default=None,
@@ -64,6 +115,19 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
 )
 @click.option("--expose-interceptors", is_flag=True, help="Advertise the interceptors extension.")
 @click.option("--backend-timeout", type=click.FloatRange(min=0.001), help="Seconds per request.")
+@click.option(
+    "--backend-env",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Set NAME for every stdio backend (repeatable); they inherit only HOME, PATH, "
+    "SHELL, TERM, USER and the like.",
+)
+@click.option(
+    "--pass-env",
+    multiple=True,
+    metavar="NAME",
+    help="Pass the gateway's own NAME to every stdio backend (repeatable; must be set).",
+)
 @click.option(
     "--on-backend-exit",
     type=click.Choice(["restart", "exit"]),
@@ -92,6 +156,12 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
     help="Largest payload a policy evaluates (JSON bytes); a stdio line or HTTP body may "
     "be 64 KiB more, for the envelope. Larger messages are refused with -32600 or -32602.",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Reload the policy files when they change (SIGHUP reloads them too).",
+)
+@click.option("--allow-shrink", is_flag=True, help="Accept a reload that drops interceptors.")
 @click.option("--verbose", "-v", is_flag=True, help="Trace every message to stderr.")
 @click.option(
     "--principal-id",
@@ -116,16 +186,23 @@ def gateway(
     listen: str | None,
     auth_token_env: str | None,
     stateless: bool,
+    max_sessions: int | None,
+    max_sessions_per_client: int | None,
+    handshake_timeout: float | None,
     side: str | None,
     block_style: str | None,
     expose_interceptors: bool,
     backend_timeout: float | None,
     on_backend_exit: str | None,
+    backend_env: tuple[str, ...],
+    pass_env: tuple[str, ...],
     decision_log: str | None,
     log_payloads: bool,
     decision_log_complete: bool,
     record: str | None,
     max_payload_bytes: int,
+    watch: bool,
+    allow_shrink: bool,
     verbose: bool,
     flow_store: str | None,
     flow_key_env: str | None,
@@ -160,6 +237,8 @@ def gateway(
             expose_interceptors=expose_interceptors,
             backend_timeout=backend_timeout,
             on_backend_exit=on_backend_exit,
+            backend_env=backend_env,
+            pass_env=pass_env,
             stateless=stateless,
             decision_log=decision_log,
             record=record,
@@ -176,6 +255,9 @@ def gateway(
     if options.listen is None and (auth_token_env or options.stateless):
         fail("--auth-token-env and --stateless need --http")
     _identity(options, auth, auth_token_env, principal_id, principal_roles)
+    options.sessions = _session_limits(
+        options.sessions, max_sessions, max_sessions_per_client, handshake_timeout
+    )
     flow_store = _flag_or(options.flow, "flow_store", flow_store)
     flow_key_env = _flag_or(options.flow, "flow_key_env", flow_key_env)
     flow_ttl = _flag_or(options.flow, "flow_ttl", flow_ttl)
@@ -213,6 +295,10 @@ def gateway(
             "what it saw, and a flow split across replicas would pass"
         )
     options.providers = [policy_set] if policy_set is not None else []
+    if policy_set is not None:
+        options.reload = _reload(options, flows, watch=watch, allow_shrink=allow_shrink)
+    elif watch:
+        fail("--watch needs policy files to watch")
     options.session_key = flows.fingerprinter
     from ..gateway.decision_log import TrafficRecorder, observers
     from ..server.decision_log import DecisionLogError
@@ -231,6 +317,13 @@ def gateway(
     except DecisionLogError as exc:
         fail(str(exc))
     log = observers(decisions, recorder)
+
+    def reopen() -> None:
+        for opened in (decisions, recorder):
+            if opened is not None:
+                opened.reopen()
+
+    options.reopen = reopen
     from ..gateway import run_gateway
 
     try:

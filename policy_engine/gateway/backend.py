@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import shlex
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TextIO
 from urllib.parse import urlsplit
 
@@ -56,6 +58,16 @@ BACKEND_TIMEOUT = -32001
 """JSON-RPC code of a request the backend did not answer in time (the SDK's REQUEST_TIMEOUT)."""
 
 
+ORIGIN: ContextVar[RequestId | None] = ContextVar("gateway_origin", default=None)
+"""The client's id of the request being served, which a backend request it causes
+records, so a backend's reference to its own request id can be told to the client."""
+
+
+LONG_LIVED = frozenset({"subscriptions/listen"})
+"""Requests a backend answers only when they end (a listen stream's graceful close): no
+timeout applies; the client ends them by cancelling, or the backend by answering."""
+
+
 class BackendConfigError(ValueError):
     """A backend entry cannot be used as written."""
 
@@ -90,6 +102,12 @@ class BackendSpec:
         if self.on_exit not in ("restart", "exit"):
             raise BackendConfigError(f"backend `{self.name}` on_exit must be restart or exit")
 
+    def with_env(self, added: dict[str, str]) -> BackendSpec:
+        """This spec with ``added`` to its environment (a stdio backend's; a URL has none)."""
+        if self.command is None:
+            return self
+        return replace(self, env={**(self.env or {}), **added})
+
     @classmethod
     def parse(cls, text: str, **options: Any) -> BackendSpec:
         """``NAME=COMMAND LINE`` or ``NAME=URL``."""
@@ -118,6 +136,8 @@ class BackendGone(Exception):
 class _Pending:
     done: anyio.Event = field(default_factory=anyio.Event)
     message: JSONRPCResponse | JSONRPCError | None = None
+    malformed: str | None = None
+    """Why the backend's answer to this request could not be used, if it could not."""
 
 
 RequestHandler = Callable[["Backend", JSONRPCRequest], Coroutine[Any, Any, None]]
@@ -145,6 +165,7 @@ class Backend:
         self._errlog = errlog
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, _Pending] = {}
+        self._origins: dict[RequestId, RequestId] = {}
         self._write: Any = None
         self._stop = anyio.Event()
         self._closing = False
@@ -196,6 +217,7 @@ class Backend:
             if isinstance(item, Exception):
                 self.garbage += 1
                 logger.warning("backend %s sent an unreadable message: %s", self.name, item)
+                self._malformed(_answered_id(item), "not a valid JSON-RPC response")
                 continue
             message = item.message
             if isinstance(message, JSONRPCResponse | JSONRPCError):
@@ -203,6 +225,8 @@ class Backend:
                 if pending is not None:
                     pending.message = message
                     pending.done.set()
+                else:
+                    self._malformed(message.id, "an id of the wrong type")
             elif isinstance(message, JSONRPCRequest):
                 tg.start_soon(self._on_request, self, message)
             else:
@@ -210,6 +234,20 @@ class Backend:
         # The transport ended by itself: the backend is gone.
         self._stop.set()
         raise BackendGone("the backend closed its connection")
+
+    def _malformed(self, answered: Any, reason: str) -> None:
+        """Fail at once the request a malformed answer was meant for, when its id (or
+        the same number sent back as text) names one; the client is told why."""
+        if answered is None or isinstance(answered, bool):
+            return
+        pending = self._pending.get(answered)
+        if pending is None and isinstance(answered, str) and answered.isdigit():
+            pending = self._pending.get(int(answered))
+        if pending is None or pending.done.is_set():
+            logger.warning("backend %s answered a request it was not sent", self.name)
+            return
+        pending.malformed = reason
+        pending.done.set()
 
     def _fail_pending(self) -> None:
         for pending in self._pending.values():
@@ -247,7 +285,10 @@ class Backend:
         request_id = next(self._ids)
         pending = _Pending()
         self._pending[request_id] = pending
-        limit = timeout_s or self.spec.timeout_s
+        origin = ORIGIN.get()
+        if origin is not None:
+            self._origins[request_id] = origin
+        limit = timeout_s or (math.inf if method in LONG_LIVED else self.spec.timeout_s)
         try:
             request = JSONRPCRequest.model_construct(
                 jsonrpc="2.0", id=request_id, method=method, params=params
@@ -274,6 +315,12 @@ class Backend:
                     await self._cancel(request_id, "cancelled by the client")
                 raise
             message = pending.message
+            if pending.malformed is not None:
+                raise InterceptorError(
+                    INTERNAL_ERROR,
+                    "Malformed backend answer",
+                    {"server": self.name, "reason": pending.malformed},
+                )
             if message is None:
                 raise self.unavailable("the backend exited before answering")
             if isinstance(message, JSONRPCError):
@@ -281,6 +328,19 @@ class Backend:
             return message.result
         finally:
             self._pending.pop(request_id, None)
+            self._origins.pop(request_id, None)
+
+    def sole_origin(self) -> RequestId | None:
+        """The client's id of the one request open here, if one alone is (and a client's)."""
+        if len(self._pending) != 1:
+            return None
+        return self._origins.get(next(iter(self._pending)))
+
+    def origin_of(self, request_id: Any) -> RequestId | None:
+        """The client's id for a request of ours still open, if a client's caused it."""
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return None
+        return self._origins.get(request_id)
 
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:
         if params is None:
@@ -332,6 +392,23 @@ def modern_headers(method: str, params: dict[str, Any] | None) -> dict[str, str]
     if isinstance(name, str):
         headers[MCP_NAME_HEADER] = encode_header_value(name)
     return headers
+
+
+def _answered_id(err: Exception) -> Any:
+    """The id of a response that failed validation, if the error kept the message (a
+    pydantic error keeps it as the input of the fields it lacked for another kind)."""
+    errors = getattr(err, "errors", None)
+    if not callable(errors):
+        return None
+    try:
+        found = errors()
+    except Exception:
+        return None
+    for entry in found:
+        value = entry.get("input") if isinstance(entry, dict) else None
+        if isinstance(value, dict) and "id" in value and "method" not in value:
+            return value["id"]
+    return None
 
 
 def describe(err: BaseException) -> str:

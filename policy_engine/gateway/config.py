@@ -13,6 +13,7 @@ import re
 import shlex
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,20 @@ _TOP = {
     "auth",
     "principal",
 }
-_HTTP = {"listen", "auth_token_env", "stateless", "allowed_hosts"}
+_HTTP = {
+    "listen",
+    "auth_token_env",
+    "stateless",
+    "allowed_hosts",
+    "max_sessions",
+    "max_sessions_per_client",
+    "handshake_timeout_s",
+}
+_SESSION_LIMITS: dict[str, tuple[str, type | tuple[type, ...]]] = {
+    "max_sessions": ("max_sessions", int),
+    "max_sessions_per_client": ("per_client", int),
+    "handshake_timeout_s": ("handshake_timeout_s", (int, float)),
+}
 _FLOW: dict[str, type | tuple[type, ...]] = {
     "store": str,
     "key_env": str,
@@ -62,13 +76,14 @@ _BACKEND = {
     "url",
     "bearer_token_env",
     "env",
+    "pass_env",
     "cwd",
     "timeout_ms",
     "on_exit",
     "max_restarts",
 }
 _INTERCEPTOR = {"id", "command", "url", "bearer_token_env", "env", "cwd"}
-_OVERRIDE = {"fail_open", "timeout_ms", "mode", "priority_hint"}
+_OVERRIDE = {"fail_open", "timeout_ms", "mode", "priority_hint", "config"}
 
 
 def options_from_flags() -> GatewayOptions:
@@ -188,6 +203,12 @@ def _build(raw: dict[str, Any], lines: _Lines, base: Path) -> GatewayOptions:
         if not isinstance(settings, dict):
             raise lines.error(line, f"`overrides.{name}` must be a table")
         _unknown(lines, settings, _OVERRIDE, line, f"[overrides.{name}]")
+        params = settings.get("config")
+        if params is not None:
+            if not isinstance(params, dict):
+                raise lines.error(lines.key("config", line), "`config` must be a table")
+            options.configs[name] = params
+        settings = {k: v for k, v in settings.items() if k != "config"}
         options.overrides[name] = _overrides(settings, lines, line)
     return options
 
@@ -215,6 +236,16 @@ def _http(section: Any, options: GatewayOptions, lines: _Lines) -> None:
         options.auth_token = token
     options.stateless = bool(section.get("stateless", False))
     options.allowed_hosts = tuple(str(h) for h in section.get("allowed_hosts", []))
+    limits: dict[str, Any] = {}
+    for key, (field_name, kind) in _SESSION_LIMITS.items():
+        if key not in section:
+            continue
+        value = section[key]
+        typed = isinstance(value, kind) and not isinstance(value, bool)
+        if not typed or value <= 0:
+            raise lines.error(lines.key(key, line), f"`{key}` must be a positive number")
+        limits[field_name] = value
+    options.sessions = replace(options.sessions, **limits)
 
 
 def _flow(section: Any, options: GatewayOptions, lines: _Lines) -> None:
@@ -268,6 +299,8 @@ def _backend(entry: Any, lines: _Lines, line: int, base: Path) -> BackendSpec:
         fields["bearer_token"] = _token(entry, lines, line)
     if "env" in entry:
         fields["env"] = {str(k): str(v) for k, v in dict(entry["env"]).items()}
+    if "pass_env" in entry:
+        fields["env"] = {**fields.get("env", {}), **_passed(entry["pass_env"], lines, line)}
     if "timeout_ms" in entry:
         fields["timeout_s"] = float(entry["timeout_ms"]) / 1000
     for key in ("on_exit", "max_restarts"):
@@ -277,6 +310,17 @@ def _backend(entry: Any, lines: _Lines, line: int, base: Path) -> BackendSpec:
         return BackendSpec(**fields)
     except (ValueError, TypeError) as err:
         raise lines.error(line, str(err)) from None
+
+
+def _passed(names: Any, lines: _Lines, line: int) -> dict[str, str]:
+    """``pass_env``: the gateway's own variables a backend gets (each must be set)."""
+    at = lines.key("pass_env", line)
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise lines.error(at, "`pass_env` must be a list of variable names")
+    missing = [name for name in names if name not in os.environ]
+    if missing:
+        raise lines.error(at, f"environment variable `{missing[0]}` is not set")
+    return {name: os.environ[name] for name in names}
 
 
 def _interceptor_server(entry: Any, lines: _Lines, line: int, base: Path) -> ServerSpec:

@@ -198,6 +198,10 @@ class GatewayDecisionLog:
     def close(self) -> None:
         self._writer.close()
 
+    def reopen(self) -> None:
+        """After an external rotation (SIGHUP): the next line goes to a new file."""
+        self._writer.reopen()
+
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -240,6 +244,9 @@ class TrafficRecorder:
 
     def close(self) -> None:
         self._writer.close()
+
+    def reopen(self) -> None:
+        self._writer.reopen()
 
 
 def observers(*chosen: Callable[[ChainRun], None] | None) -> Callable[[ChainRun], None] | None:

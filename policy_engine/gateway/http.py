@@ -8,7 +8,11 @@ subscriptions) is never shared between clients. 2026-07-28 requests, which
 have no session, and every request under ``--stateless`` are answered one by
 one instead (:mod:`.stateless`). The hardening is the server package's:
 loopback by default, Host/Origin checks, bearer-token auth, a body size limit,
-at most ``max_sessions`` sessions, idle sessions closed.
+idle sessions closed. A session's backends start only once its client has
+finished the handshake (``initialize`` is answered from a cache, see
+:mod:`.handshakes`), a session that does not finish it within the handshake
+deadline is closed, and :class:`.serve.SessionLimits` bounds the sessions per
+client address and in all.
 """
 
 from __future__ import annotations
@@ -36,15 +40,13 @@ from policy_engine.server.oauth import TokenVerifier
 from policy_engine.server.rejections import RejectionLog
 from policy_engine.server.resource_server import ResourceServerMiddleware, current_principal
 
+from .backend import describe
+from .handshakes import HandshakeCache
 from .serve import GatewayOptions, session_options
-from .session import GatewaySession
+from .session import HANDSHAKE_TIMEOUT_S, GatewaySession
 from .stateless import ModernFront, SealedInputKeys, SessionSigner, StatelessFront
 
 logger = logging.getLogger("policyc.gateway")
-
-MAX_SESSIONS = 256
-"""Each session owns backend connections (a process per stdio backend), so fewer than
-the interceptor server allows."""
 
 
 class _Sessions:
@@ -64,6 +66,9 @@ class _Sessions:
         host = options.listen[0] if options.listen else "127.0.0.1"
         self.security = security_settings(host, options.allowed_hosts)
         self.live: dict[str, StreamableHTTPServerTransport] = {}
+        self.clients: dict[str, str] = {}
+        """Session id -> the address of the client that opened it."""
+        self.handshakes = HandshakeCache()
         key = options.session_key or Fingerprinter()
         input_keys = SealedInputKeys(key)
         self.modern = ModernFront(
@@ -114,43 +119,85 @@ class _Sessions:
                 )
                 return
             receive = _replay(body, receive)
-        if len(self.live) >= MAX_SESSIONS:
-            await _plain(send, 503, b"too many sessions")
+        client = _client_address(scope)
+        refusal = self._refusal(client)
+        if refusal is not None:
+            await _plain(send, *refusal)
             return
         transport = StreamableHTTPServerTransport(
             mcp_session_id=uuid.uuid4().hex,
             security_settings=self.security,
             idle_timeout=self.limits.session_idle_timeout,
         )
-        await self.tg.start(self._run_session, transport)
+        await self.tg.start(self._run_session, transport, client)
         await transport.handle_request(scope, receive, send)
 
+    def _refusal(self, client: str) -> tuple[int, bytes] | None:
+        """Why a new session from ``client`` is refused, if it is (HTTP status, body)."""
+        limits = self.options.sessions
+        if sum(1 for owner in self.clients.values() if owner == client) >= limits.per_client:
+            logger.warning("refused a session: %s has %d open", client, limits.per_client)
+            return 429, b"too many sessions from this address"
+        if len(self.live) >= limits.max_sessions:
+            logger.warning("refused a session: %d open in all", limits.max_sessions)
+            return 503, b"too many sessions"
+        return None
+
     async def _run_session(
-        self, transport: StreamableHTTPServerTransport, *, task_status: TaskStatus[None]
+        self,
+        transport: StreamableHTTPServerTransport,
+        client: str,
+        *,
+        task_status: TaskStatus[None],
     ) -> None:
         key = transport.mcp_session_id
         assert key is not None
         self.live[key] = transport
+        self.clients[key] = client
         try:
             async with transport.connect() as (read_stream, write_stream):
                 task_status.started()
-                session = GatewaySession(
-                    self.interception,
-                    session_options(self.options, self.interception, key),
-                    write_stream,
-                )
+                options = session_options(self.options, self.interception, key)
+                options.handshakes = self.handshakes
+                session = GatewaySession(self.interception, options, write_stream)
                 # This task started inside the initialize request: its verified caller
                 # owns the session (the auth layer refuses the session to anyone else).
                 session.chain.principal = current_principal()
                 idle = transport.idle_scope or anyio.CancelScope()
-                with idle:
-                    await session.run(read_stream)
-        except Exception:
-            logger.exception("HTTP session %s failed", key[:8])
+                with idle, anyio.CancelScope() as whole:
+                    async with anyio.create_task_group() as watch:
+                        watch.start_soon(self._handshake_deadline, session, whole, key)
+                        await session.run(read_stream)
+                        watch.cancel_scope.cancel()
+        except Exception as err:
+            logger.error("HTTP session %s failed: %s", key[:8], describe(err))
+            logger.debug("HTTP session %s failed", key[:8], exc_info=True)
+        else:
+            logger.info("HTTP session %s ended", key[:8])
         finally:
             self.live.pop(key, None)
+            self.clients.pop(key, None)
             with anyio.CancelScope(shield=True):
                 await transport.terminate()
+
+    async def _handshake_deadline(
+        self, session: GatewaySession, whole: anyio.CancelScope, key: str
+    ) -> None:
+        """Close a session whose client has not finished its handshake in time."""
+        answering = sum(max(b.timeout_s, HANDSHAKE_TIMEOUT_S) for b in self.options.backends)
+        with anyio.move_on_after(answering):
+            await session.handshake_answered.wait()
+        if session.handshake_answered.is_set():
+            with anyio.move_on_after(self.options.sessions.handshake_timeout_s):
+                await session.initialized.wait()
+                return
+        logger.info("HTTP session %s closed: the client did not finish its handshake", key[:8])
+        whole.cancel()
+
+
+def _client_address(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
 
 
 async def _read_body(receive: Receive) -> bytes:
@@ -248,7 +295,7 @@ async def serve_http(options: GatewayOptions, interception: Interception) -> str
     if verifier is not None:
         await verifier.start()  # fail closed: no keys, no serving
     authenticated = options.auth_token is not None or verifier is not None
-    sock = listen(host, port, auth_configured=authenticated)
+    sock = listen(host, port, auth_configured=authenticated, override_flag=None)
     bound: int = sock.getsockname()[1]
     fatal: list[str] = []
     async with anyio.create_task_group() as tg:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import logging
+import os
 import secrets
+import signal
 import sys
-from collections.abc import AsyncIterator, Mapping
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from policy_engine.chain import InterceptorChain, Selector, ServerSpec
 from policy_engine.flow import Fingerprinter
@@ -22,7 +27,24 @@ from .backend import BackendSpec
 from .expose import capability, exposed_service
 from .session import GatewaySession, SessionOptions
 
+if TYPE_CHECKING:
+    from .reload import GatewayReload
+
 logger = logging.getLogger("policyc.gateway")
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """Bounds on the stateful HTTP sessions clients open (docs/gateway.md, "What a
+    session costs"): every session that finished its handshake owns its backends."""
+
+    max_sessions: int = 256
+    """Open sessions in all; past it a new one gets HTTP 503."""
+    per_client: int = 32
+    """Open sessions from one client address; past it a new one gets HTTP 429."""
+    handshake_timeout_s: float = 10.0
+    """Seconds from the ``initialize`` answer to the client's ``notifications/initialized``;
+    a session that does not finish its handshake in time is closed."""
 
 
 @dataclass
@@ -34,6 +56,8 @@ class GatewayOptions:
     providers: list[InterceptorProvider] = field(default_factory=list)
     interceptors: list[ServerSpec] = field(default_factory=list)
     overrides: dict[Selector, InterceptorOverrides] = field(default_factory=dict)
+    configs: dict[Selector, dict[str, Any]] = field(default_factory=dict)
+    """Per-interceptor params (``[overrides.NAME] config``), sent with every invocation."""
     side: Role = "client"
     block_style: BlockStyle = "error"
     expose_interceptors: bool = False
@@ -51,6 +75,9 @@ class GatewayOptions:
     session_key: Fingerprinter | None = field(default=None, repr=False)
     """Signs ``--stateless`` session ids; every replica needs the same (``--flow-key-env``)."""
     allowed_hosts: tuple[str, ...] = ()
+    sessions: SessionLimits = field(default_factory=lambda: SessionLimits())
+    """HTTP: how many stateful sessions, from one address and in all, and how long a
+    session may take to finish its handshake."""
     decision_log: str | None = None
     record: str | None = None
     log_payloads: bool = False
@@ -59,6 +86,10 @@ class GatewayOptions:
     max_payload_bytes: int = DEFAULT_PAYLOAD_BYTES
     """`--max-payload-bytes`: the policies' payload bound; stdio lines and HTTP bodies
     may be `ENVELOPE_BYTES` more (`message_limit`), the same on both fronts."""
+    reload: GatewayReload | None = field(default=None, repr=False)
+    """Serves SIGHUP and ``--watch``; its policy set replaces ``providers``."""
+    reopen: Callable[[], None] | None = field(default=None, repr=False)
+    """Reopens the decision log and the traffic record (SIGHUP)."""
 
     def merge_flags(
         self,
@@ -71,6 +102,8 @@ class GatewayOptions:
         expose_interceptors: bool = False,
         backend_timeout: float | None = None,
         on_backend_exit: str | None = None,
+        backend_env: tuple[str, ...] = (),
+        pass_env: tuple[str, ...] = (),
         stateless: bool = False,
         decision_log: str | None = None,
         record: str | None = None,
@@ -93,6 +126,9 @@ class GatewayOptions:
             raise ConfigError(str(err)) from None
         if extra:
             self.backends = [replace(spec, **extra) for spec in self.backends]
+        added = backend_environment(backend_env, pass_env)
+        if added:
+            self.backends = [spec.with_env(added) for spec in self.backends]
         names = [spec.name for spec in self.backends]
         if len(set(names)) != len(names):
             raise ConfigError("two backends share a name; give each a distinct NAME")
@@ -108,28 +144,58 @@ class GatewayOptions:
         self.verbose = self.verbose or verbose
 
 
+def backend_environment(assigned: tuple[str, ...], passed: tuple[str, ...]) -> dict[str, str]:
+    """``--backend-env NAME=VALUE`` and ``--pass-env NAME`` as one environment to add.
+
+    A stdio backend inherits only the SDK's short list (HOME, PATH, SHELL, TERM,
+    USER, ...); a secret such as a token reaches it only when the operator says
+    so. A ``--pass-env`` variable that is not set is an error: the backend would
+    start without the credential it was meant to get.
+    """
+    from .config import ConfigError
+
+    env: dict[str, str] = {}
+    for text in assigned:
+        name, sep, value = text.partition("=")
+        if not sep or not name:
+            raise ConfigError("--backend-env wants NAME=VALUE")  # the text may be a secret
+        env[name] = value
+    for name in passed:
+        if name not in os.environ:
+            raise ConfigError(f"--pass-env {name}: the environment variable is not set")
+        env[name] = os.environ[name]
+    return env
+
+
 @asynccontextmanager
 async def open_interception(
     options: GatewayOptions, observer: Any = None
 ) -> AsyncIterator[Interception]:
     """Connect the interceptor servers, discover everything, and yield the core."""
+    providers = options.providers
+    if options.reload is not None:
+        providers = [options.reload.provider()]
     local: Mapping[str, InterceptorProvider] = {
-        f"local-{i}": provider for i, provider in enumerate(options.providers, start=1)
+        f"local-{i}": provider for i, provider in enumerate(providers, start=1)
     }
     async with InterceptorChain.connect(
         local=local,
         servers=options.interceptors,
         overrides=options.overrides,
+        configs=options.configs,
         default_timeout_ms=options.interceptor_timeout_ms,
         errlog=sys.stderr,
     ) as chain:
-        yield Interception(
+        interception = Interception(
             chain,
             acts_for=options.side,
             block_style=options.block_style,
             chain_timeout_ms=options.chain_timeout_ms,
             observer=observer,
         )
+        if options.reload is not None:
+            options.reload.attach(interception, options.overrides, options.configs)
+        yield interception
 
 
 def session_options(
@@ -193,8 +259,27 @@ async def run_gateway(options: GatewayOptions, log: Any = None) -> str | None:
             ", ".join(spec.name for spec in options.backends),
             options.side,
         )
-        if options.listen is not None:
-            from .http import serve_http
+        async with anyio.create_task_group() as tg:
+            if threading.current_thread() is threading.main_thread():  # signals need it
+                tg.start_soon(_operator_signals, options)
+            if options.listen is not None:
+                from .http import serve_http
 
-            return await serve_http(options, interception)
-        return await serve_stdio(options, interception)
+                fatal = await serve_http(options, interception)
+            else:
+                fatal = await serve_stdio(options, interception)
+            tg.cancel_scope.cancel()
+        return fatal
+
+
+async def _operator_signals(options: GatewayOptions) -> None:
+    """SIGHUP reopens the logs and reloads the policies (logrotate sends it); it never
+    stops the gateway."""
+    reopen = options.reopen or (lambda: None)
+    if options.reload is not None:
+        await options.reload.run(reopen)
+        return
+    with anyio.open_signal_receiver(signal.SIGHUP) as signals:
+        async for _ in signals:
+            logger.info("SIGHUP: reopening logs")
+            reopen()

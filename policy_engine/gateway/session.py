@@ -23,8 +23,11 @@ from typing import Any, TextIO
 
 import anyio
 from anyio.abc import TaskGroup
+from mcp.server.connection import allowed_log_levels
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types import (
+    LOG_LEVEL_META_KEY,
     PROTOCOL_VERSION_META_KEY,
     ErrorData,
     JSONRPCError,
@@ -38,6 +41,7 @@ from mcp_types import (
 from policy_engine.interception import (
     LIST_CHANGED,
     LISTS,
+    Forward,
     Interception,
     InterceptionSession,
     Refuse,
@@ -51,7 +55,8 @@ from policy_engine.wire.errors import (
     METHOD_NOT_FOUND,
 )
 
-from .backend import Backend, BackendError, BackendSpec, describe
+from .backend import ORIGIN, Backend, BackendError, BackendSpec, describe
+from .eras import is_modern, modern_result
 from .federation import (
     CACHE_HINTS,
     NAMED_LISTS,
@@ -62,6 +67,7 @@ from .federation import (
     merge_named,
     merge_uris,
 )
+from .handshakes import HandshakeCache
 
 logger = logging.getLogger("policyc.gateway")
 
@@ -87,6 +93,10 @@ class SessionOptions:
     back_channel: bool = True
     """Whether requests from a backend can reach the client. A stateless front has no
     session stream to carry them: they are refused, and the backend is told why."""
+    handshakes: HandshakeCache | None = None
+    """Start the backends lazily: answer ``initialize`` from this cache and start them
+    when the client sends ``notifications/initialized`` (an HTTP session, which any
+    client can open); without it they start with the session."""
 
 
 @dataclass(frozen=True)
@@ -141,15 +151,24 @@ class GatewaySession:
         self._inflight: dict[RequestId, anyio.CancelScope] = {}
         # progress token -> the client request it reports on (HTTP routes by it)
         self._progress: dict[Any, RequestId] = {}
+        # 2026-07-28 requests that opted in to log messages -> their envelope
+        self._logging: dict[RequestId, dict[str, Any]] = {}
         self._front_ids = itertools.count(1)
         self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
         self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
         self._handshake: tuple[str, dict[str, Any] | None] | None = None
-        self._ready: dict[str, anyio.Event] = {}
+        self._ready: dict[str, anyio.Event] = {
+            spec.name: anyio.Event() for spec in options.backends
+        }
+        self._started = False
+        self._start_failed = False
         self._tg: TaskGroup | None = None
         self._requests: TaskGroup | None = None
         self.ready = anyio.Event()
-        """Set once the backends are connected and :meth:`submit` may be called."""
+        """Set once the session reads requests and :meth:`submit` may be called."""
+        self.handshake_answered = anyio.Event()
+        self.initialized = anyio.Event()
+        """Set when the client sends ``notifications/initialized``: the handshake is done."""
         self.fatal: str | None = None
         self._learning: dict[tuple[int, str, str], anyio.Lock] = {}
         self.rootless: set[str] = set()
@@ -160,29 +179,61 @@ class GatewaySession:
     async def run(self, front_read: Any) -> None:
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            for backend in self._order:
-                ready = anyio.Event()
-                ready.set()
-                self._ready[backend.name] = ready
-                try:
-                    await backend.connect(tg)
-                except Exception as err:
-                    raise BackendStartError(
-                        f"backend {backend.name} could not be started: {describe(err)}"
-                    ) from None
+            if self.options.handshakes is None:
+                await self._connect_all(ready=True)
             async with anyio.create_task_group() as requests:
                 self._requests = requests
                 self.ready.set()
-                async for item in front_read:
-                    if isinstance(item, Exception):
-                        continue
-                    await self._client_message(item.message, requests)
+                await self._read_front(front_read, requests)
                 with anyio.move_on_after(_DRAIN_S):
                     while self._inflight:
                         await anyio.sleep(0.01)
                 requests.cancel_scope.cancel()
             for backend in self._order:
                 backend.close()
+
+    async def _read_front(self, front_read: Any, requests: TaskGroup) -> None:
+        """Every client message until the client leaves; an HTTP client's DELETE closes
+        the stream under the reader, which is a leaving like any other."""
+        try:
+            async for item in front_read:
+                if isinstance(item, Exception):
+                    continue
+                await self._client_message(item.message, requests)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            logger.debug("the client closed the session")
+
+    async def _connect_all(self, *, ready: bool) -> None:
+        """Start every backend; ``ready``: requests may go to them at once (else only
+        once the caller has replayed the client's handshake to them)."""
+        assert self._tg is not None
+        self._started = True
+        for backend in self._order:
+            try:
+                await backend.connect(self._tg)
+            except Exception as err:
+                raise BackendStartError(
+                    f"backend {backend.name} could not be started: {describe(err)}"
+                ) from None
+            if ready:
+                self._ready[backend.name].set()
+
+    async def _start_late(self, initialized: Forward | None) -> None:
+        """The lazy start: the client finished its handshake, which the backends now get
+        (``initialized``: the notification as the chain passed it; ``None`` if refused)."""
+        try:
+            await self._connect_all(ready=False)
+            method, params = self._handshake or ("initialize", None)
+            for backend in self._order:
+                limit = max(backend.spec.timeout_s, HANDSHAKE_TIMEOUT_S)
+                await backend.request(method, params, timeout_s=limit)
+                if initialized is not None:
+                    await backend.notify("notifications/initialized", initialized.payload)
+                self._ready[backend.name].set()
+        except Exception as err:
+            self._start_failed = True
+            logger.error("the session's backends could not be started: %s", describe(err))
+            self._stop(f"backends could not be started: {describe(err)}")
 
     def _stop(self, reason: str) -> None:
         self.fatal = reason
@@ -220,11 +271,20 @@ class GatewaySession:
             if scope is not None:
                 scope.cancel()
             return
+        lazy = message.method == "notifications/initialized" and not self._started
+        if message.method == "notifications/initialized":
+            self.initialized.set()
         outcome = await self.chain.notification(
             message.method, params, origin="client", server=None
         )
         if isinstance(outcome, Refuse):
             logger.info("dropped client notification %s: blocked by policy", message.method)
+        if lazy and self._tg is not None:
+            self._tg.start_soon(self._start_late, outcome if isinstance(outcome, Forward) else None)
+            return
+        if self._start_failed and message.method == "notifications/initialized":
+            self._stop("the session's backends could not be started")
+        if isinstance(outcome, Refuse) or self._start_failed:
             return
         for backend in self._order:
             await backend.notify(message.method, outcome.payload)
@@ -278,7 +338,10 @@ class GatewaySession:
         envelope = None
         if isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta:
             envelope = {k: v for k, v in meta.items() if k != "progressToken"}
+            if LOG_LEVEL_META_KEY in meta:
+                self._logging[request.id] = envelope
         entered = _SCOPE.set(_RequestScope(view or self.chain, envelope))
+        origin = ORIGIN.set(request.id)
         with scope:
             try:
                 reply = await self._handle(request.method, request.params)
@@ -296,7 +359,11 @@ class GatewaySession:
                     )
                 )
         _SCOPE.reset(entered)
+        ORIGIN.reset(origin)
+        if reply.result is not None and is_modern(request.params):
+            reply.result = modern_result(request.method, reply.result)
         self._inflight.pop(request.id, None)
+        self._logging.pop(request.id, None)
         if token is not None:
             self._progress.pop(token, None)
         if scope.cancelled_caught:
@@ -520,14 +587,38 @@ class GatewaySession:
     async def _handshake_with(self, method: str, params: dict[str, Any] | None) -> _Reply:
         if method == "initialize":
             self._handshake = (method, params)
+        cache = self.options.handshakes
+        try:
+            if cache is not None and method == "initialize" and not self._started:
+                result = await cache.answer(params, lambda: self._learn_handshake(params))
+            else:
+                if not self._started:
+                    await self._connect_all(ready=True)
+                result = await self._backends_handshake(method, params)
+        except BackendStartError as err:
+            self._start_failed = True
+            raise InterceptorError(
+                INTERNAL_ERROR, "Backend unavailable", {"reason": str(err)}
+            ) from None
+        finally:
+            self.handshake_answered.set()
+        if self.options.expose_interceptors:
+            result = _advertise(result, self.options.interceptor_capability)
+        return _Reply(result=result)
+
+    async def _learn_handshake(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        """The first session to ask for this version starts its backends to learn it."""
+        await self._connect_all(ready=True)
+        return await self._backends_handshake("initialize", params)
+
+    async def _backends_handshake(
+        self, method: str, params: dict[str, Any] | None
+    ) -> dict[str, Any]:
         results: dict[str, dict[str, Any]] = {}
         for backend in self._order:
             limit = max(backend.spec.timeout_s, HANDSHAKE_TIMEOUT_S)
             results[backend.name] = await self._request(backend, method, params, limit)
-        result = next(iter(results.values())) if not self.federated else merge_handshakes(results)
-        if self.options.expose_interceptors:
-            result = _advertise(result, self.options.interceptor_capability)
-        return _Reply(result=result)
+        return next(iter(results.values())) if not self.federated else merge_handshakes(results)
 
     # backend -> gateway
 
@@ -557,9 +648,7 @@ class GatewaySession:
         self._s2c[(backend.name, request.id)] = (front_id, scope)
         try:
             with scope:
-                forwarded = JSONRPCRequest.model_construct(
-                    jsonrpc="2.0", id=front_id, method=method, params=outcome.payload
-                )
+                forwarded = _request(front_id, method, outcome.payload)
                 await self._send_front(forwarded, self._latest_request())
                 with anyio.move_on_after(backend.spec.timeout_s) as wait:
                     await event.wait()
@@ -605,16 +694,34 @@ class GatewaySession:
         if isinstance(outcome, Refuse):
             logger.info("dropped %s from %s: blocked by policy", message.method, backend.name)
             return
+        payload = outcome.payload
+        if isinstance(payload, dict):
+            payload = _restore_subscription(backend, payload)
         related = None
-        if message.method == "notifications/progress" and isinstance(outcome.payload, dict):
-            related = self._progress.get(outcome.payload.get("progressToken"))
-        if outcome.payload is None:
+        if message.method == "notifications/progress" and isinstance(payload, dict):
+            related = self._progress.get(payload.get("progressToken"))
+        elif message.method == "notifications/message" and isinstance(payload, dict):
+            related = self._log_request(backend, payload)
+        if payload is None:
             forwarded = JSONRPCNotification.model_construct(jsonrpc="2.0", method=message.method)
         else:
             forwarded = JSONRPCNotification.model_construct(
-                jsonrpc="2.0", method=message.method, params=outcome.payload
+                jsonrpc="2.0", method=message.method, params=payload
             )
         await self._send_front(forwarded, related)
+
+    def _log_request(self, backend: Backend, payload: dict[str, Any]) -> RequestId | None:
+        """The client request a backend's log message belongs to, when that is certain:
+        the backend has one request open, its client opted in (2026-07-28's
+        ``io.modelcontextprotocol/logLevel``) at or below the message's level. A
+        sessionless front delivers it on that request's response (and drops the rest:
+        a guess could hand one caller another's log); a session stream carries all."""
+        origin = backend.sole_origin()
+        envelope = self._logging.get(origin) if origin is not None else None
+        if envelope is None:
+            return None
+        version = str(envelope.get(PROTOCOL_VERSION_META_KEY))
+        return origin if payload.get("level") in allowed_log_levels(version, envelope) else None
 
     def _latest_request(self) -> RequestId | None:
         """The newest client request still open: what a backend's request most likely serves.
@@ -678,6 +785,28 @@ def _needs_roots(server: str) -> ErrorData:
     )
     data = {"reason": reason, "server": server}
     return ErrorData(code=INVALID_REQUEST, message="Backend needs roots", data=data)
+
+
+def _restore_subscription(backend: Backend, params: dict[str, Any]) -> dict[str, Any]:
+    """A notification on a ``subscriptions/listen`` stream names the stream by its
+    request's id; the backend knows the gateway's id for it, the client its own."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or SUBSCRIPTION_ID_META_KEY not in meta:
+        return params
+    client_id = backend.origin_of(meta[SUBSCRIPTION_ID_META_KEY])
+    if client_id is None:
+        return params
+    return {**params, "_meta": {**meta, SUBSCRIPTION_ID_META_KEY: client_id}}
+
+
+def _request(request_id: RequestId, method: str, params: dict[str, Any] | None) -> JSONRPCRequest:
+    """A request as sent: without params when it had none (a ``"params": null`` is not
+    a request the TypeScript SDK accepts, so it would drop it)."""
+    if params is None:
+        return JSONRPCRequest.model_construct(jsonrpc="2.0", id=request_id, method=method)
+    return JSONRPCRequest.model_construct(
+        jsonrpc="2.0", id=request_id, method=method, params=params
+    )
 
 
 def _refused(refuse: Refuse) -> _Reply:

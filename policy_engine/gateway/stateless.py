@@ -93,8 +93,8 @@ class SessionSigner:
 
     def valid(self, session_id: str, owner: str | None = None) -> bool:
         nonce, dot, signature = session_id.partition(".")
-        if not dot or len(nonce) != 32:
-            return False
+        if not dot or len(nonce) != 32 or not session_id.isascii():
+            return False  # compare_digest raises on non-ASCII text: a client's 500
         return secrets.compare_digest(signature, self._signature(nonce, owner))
 
 

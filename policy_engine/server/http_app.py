@@ -141,18 +141,21 @@ def listen(
     *,
     auth_configured: bool,
     allow_unauthenticated_remote: bool = False,
+    override_flag: str | None = "--allow-unauthenticated-remote",
 ) -> socket.socket:
     """The bound, listening socket for ``host:port``, or ``ListenError`` saying why not.
 
     An address other than loopback without auth is refused: an interceptor
     server sits on the path of every tool call, and serving it open to the
-    network must be a decision (``allow_unauthenticated_remote``).
+    network must be a decision (``allow_unauthenticated_remote``, given on the command
+    line as ``override_flag``; ``None`` for a command that has no such flag).
     """
     if not auth_configured and not allow_unauthenticated_remote and not is_loopback(host):
+        remedy = "Set --auth-token-env"
+        if override_flag is not None:
+            remedy += f", or pass {override_flag} if a proxy in front does the authentication"
         raise ListenError(
-            f"refusing to serve {host} without auth: it is not a loopback address. "
-            "Set --auth-token-env, or pass --allow-unauthenticated-remote if a proxy "
-            "in front does the authentication"
+            f"refusing to serve {host} without auth: it is not a loopback address. {remedy}"
         )
     bare = host.strip("[]")
     try:

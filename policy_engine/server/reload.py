@@ -170,6 +170,17 @@ class Reloader:
             self._on_reload(event)
         return event
 
+    async def reload_now(self) -> ReloadEvent:
+        """Reload at once, changed or not (an operator's SIGHUP), by the same rules."""
+        self._seen = await anyio.to_thread.run_sync(fingerprint, self.paths, self._suffix)
+        self._digest = await anyio.to_thread.run_sync(
+            content_digest, [entry[0] for entry in self._seen]
+        )
+        event = await self._reload()
+        if self._on_reload is not None:
+            self._on_reload(event)
+        return event
+
     async def _reload(self) -> ReloadEvent:
         try:
             provider = await anyio.to_thread.run_sync(self._load, self.paths)
