@@ -59,4 +59,5 @@ CODES: dict[str, str] = {
     "W322": "deny list covered by an allow list",
     "W330": "flow label remembered but never read",
     "W331": "server map without a flow rule",
+    "W340": "rate limit fails open",
 }

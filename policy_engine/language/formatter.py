@@ -425,6 +425,17 @@ def _limit(rule: ast.LimitRule) -> str:
 
 
 @_statement.register
+def _rate(rule: ast.RateLimit) -> str:
+    amount = "" if rule.amount is None else f"{rule.amount.source} "
+    per = "" if rule.per is None else f"{_number(rule.per)} "
+    keys = f" by {', '.join(render_operand(k) for k in rule.keys)}" if rule.keys else ""
+    failing = " failing open" if rule.fail_open else ""
+    rest = _message_code(rule.message, rule.code) + _acknowledged(rule)
+    head = f"limit {rule.kind} {amount}{_number(rule.limit)} per {per}{rule.unit}"
+    return f"{head}{keys}{_guard(rule.guard)}{failing}{rest}"
+
+
+@_statement.register
 def _redact(rule: ast.Redact) -> str:
     options = _matching(rule.patterns) + _with(rule.replacement) + _guard(rule.guard)
     return (
