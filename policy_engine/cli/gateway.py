@@ -19,6 +19,7 @@ import click
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
+from .rate_limit_options import rate_limit_options, rate_limit_runtime
 from .serve import parse_listen
 
 
@@ -78,6 +79,7 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
 )
 @click.option("--verbose", "-v", is_flag=True, help="Trace every message to stderr.")
 @flow_options
+@rate_limit_options
 def gateway(
     paths: tuple[str, ...],
     backends: tuple[str, ...],
@@ -101,6 +103,8 @@ def gateway(
     flow_ttl: float,
     flow_max_entries: int,
     flow_max_sessions: int,
+    limit_max_keys: int,
+    limit_timeout: float,
 ) -> None:
     """Put policies in the path of MCP traffic between a client and its servers."""
     from ..gateway import ConfigError, GatewayDecisionLog, load_config, options_from_flags
@@ -164,8 +168,9 @@ def gateway(
         for noisy in ("mcp", "httpx", "httpx2", "uvicorn.access"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
     flows = flow_runtime(flow_store, flow_key_env, flow_ttl, flow_max_entries, flow_max_sessions)
+    counters = rate_limit_runtime(flow_store, flows, limit_max_keys, limit_timeout)
     policy_set = (
-        compile_or_exit(tuple(str(p) for p in options.policies), flows=flows)
+        compile_or_exit(tuple(str(p) for p in options.policies), flows=flows, rate_limits=counters)
         if options.policies
         else None
     )
@@ -173,6 +178,11 @@ def gateway(
         fail(
             "--stateless with flow rules needs --flow-store: a replica would remember only "
             "what it saw, and a flow split across replicas would pass"
+        )
+    if options.stateless and flow_store is None and policy_set and policy_set.has_rate_limits:
+        fail(
+            "--stateless with rate limits needs --flow-store: each replica would count only "
+            "what it saw, and N replicas would let N times the limit through"
         )
     options.providers = [policy_set] if policy_set is not None else []
     options.session_key = flows.fingerprinter

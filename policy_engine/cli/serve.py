@@ -26,6 +26,7 @@ from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
 from .options import limit_options, limits_from
+from .rate_limit_options import rate_limit_options, rate_limit_runtime
 
 if TYPE_CHECKING:
     from ..compiler import PolicySet
@@ -75,6 +76,7 @@ def parse_listen(value: str) -> tuple[str, int]:
 @limit_options
 @serve_options.limit_options
 @flow_options
+@rate_limit_options
 def serve(
     paths: tuple[str, ...],
     listen: str | None,
@@ -98,11 +100,14 @@ def serve(
     limits = limits_from(max_payload_bytes, max_depth)
     # One flow state for the life of the server: a reload keeps what sessions remembered.
     flows = flow_runtime(
-        bounds.pop("flow_store"),
+        flow_store := bounds.pop("flow_store"),
         bounds.pop("flow_key_env"),
         bounds.pop("flow_ttl"),
         bounds.pop("flow_max_entries"),
         bounds.pop("flow_max_sessions"),
+    )
+    counters = rate_limit_runtime(
+        flow_store, flows, bounds.pop("limit_max_keys"), bounds.pop("limit_timeout")
     )
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="policyc: %(message)s")
     if listen is None and (
@@ -121,11 +126,11 @@ def serve(
     address = parse_listen(listen) if listen is not None else None
 
     def load(watched: Sequence[Path]) -> PolicySet:
-        return compile_policies(watched, limits, flows)
+        return compile_policies(watched, limits, flows, counters)
 
     options = ServerOptions(
         # Compiled once, its errors reported the usual way; `--watch` recompiles on change.
-        provider=compile_or_exit(paths, limits, flows=flows),
+        provider=compile_or_exit(paths, limits, flows=flows, rate_limits=counters),
         watch=[Path(p) for p in paths] if watch else (),
         load=load if watch else None,
         allow_shrink=bounds["allow_shrink"],

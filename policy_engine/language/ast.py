@@ -368,9 +368,10 @@ class RateLimit:
 
     @property
     def window_seconds(self) -> float:
-        return float(self.per if self.per is not None else 1) * WINDOW_SECONDS[
-            self.unit.removesuffix("s")
-        ]
+        return (
+            float(self.per if self.per is not None else 1)
+            * WINDOW_SECONDS[self.unit.removesuffix("s")]
+        )
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ def check_rate_limit(rule: ast.RateLimit, interceptor: ResolvedInterceptor) -> I
             "E211",
             f"a total limit must be a positive number, not `{rule.limit}`",
             rule.span,
-            "write the budget a window allows, e.g. `limit total $.params.maxTokens 100000 per day`",
+            "write the budget a window allows, e.g. "
+            "`limit total $.params.maxTokens 100000 per day`",
         )
     if rule.per is not None and not rule.per > 0:
         yield error("E211", f"a window must be longer than zero, not `{rule.per}`", rule.span)
