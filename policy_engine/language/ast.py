@@ -624,8 +624,26 @@ class ExpectUnchanged:
     span: Span = _span()
 
 
+@dataclass(frozen=True)
+class Calls:
+    """``calls 61 every 1 second``: the `given` message sent N times on a virtual clock."""
+
+    count: int | float
+    every_per: int | float | None = None
+    every_unit: str | None = None
+    span: Span = _span()
+
+    @property
+    def every_seconds(self) -> float:
+        if self.every_unit is None:
+            return 0.0
+        per = self.every_per if self.every_per is not None else 1
+        return float(per) * WINDOW_SECONDS[self.every_unit.removesuffix("s")]
+
+
 TestStatement = (
     Given
+    | Calls
     | TestContext
     | TestConfig
     | Only

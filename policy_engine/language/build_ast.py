@@ -397,6 +397,15 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         )
         return self._acknowledged(rule, rest)
 
+    def test_calls(self, meta: Meta, children: list[Any]) -> ast.Calls:
+        count, per, unit = children
+        return ast.Calls(
+            self._number(count),
+            None if per is None else self._number(per),
+            None if unit is None else str(unit),
+            span=self._span(meta),
+        )
+
     def rate_limit(self, meta: Meta, children: list[Any]) -> Any:
         number, *rest = children
         return self._rate("rate", None, number, meta, rest)

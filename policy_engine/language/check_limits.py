@@ -13,6 +13,8 @@ from .diagnostics import Diagnostic
 from .model import ResolvedInterceptor
 from .resolve import error, warning
 
+MAX_CALLS = 100_000
+"""`calls N` in a test block: enough to cross any limit a test needs to, bounded."""
 MAX_WINDOW_SECONDS = 366 * 86400
 """A year and a day: longer windows are a budget policyc is the wrong place to keep."""
 

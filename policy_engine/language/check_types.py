@@ -14,7 +14,7 @@ from typing import cast
 from ..wire.events import event_matches
 from . import ast
 from .check_events import check_event_name
-from .check_limits import check_rate_limit
+from .check_limits import MAX_CALLS, check_rate_limit
 from .check_paths import parse_checked
 from .diagnostics import Diagnostic, Span
 from .formatter import render_condition
@@ -319,6 +319,15 @@ def check_tests(
                     "add `expect allow`, `expect deny`, `expect message` or `expect payload`",
                 )
             for statement in item.statements:
+                if isinstance(statement, ast.Calls) and not (
+                    isinstance(statement.count, int) and 1 <= statement.count <= MAX_CALLS
+                ):
+                    yield error(
+                        "E213",
+                        f"`calls` takes a whole number from 1 to {MAX_CALLS}, "
+                        f"not `{statement.count}`",
+                        statement.span,
+                    )
                 if (
                     isinstance(statement, ast.ExpectNoCode)
                     and codes is not None

@@ -542,6 +542,13 @@ def _expect_payload(stmt: ast.ExpectPayload) -> _TestParts:
 
 
 @_test_parts.register
+def _calls(stmt: ast.Calls) -> _TestParts:
+    per = "" if stmt.every_per is None else f"{_number(stmt.every_per)} "
+    every = "" if stmt.every_unit is None else f" every {per}{stmt.every_unit}"
+    return f"calls {_number(stmt.count)}{every}", ()
+
+
+@_test_parts.register
 def _expect_no_messages(stmt: ast.ExpectNoMessages) -> _TestParts:
     return "expect no messages", ()
 

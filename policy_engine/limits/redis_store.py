@@ -10,10 +10,9 @@ Redis failure, or an answer slower than the timeout, is a `LimitStoreError`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Sequence
 from typing import Any
-
-import anyio
 
 from .gcra import Outcome, verdict
 from .store import Charge, LimitBounds, LimitStoreError, Verdict
@@ -100,14 +99,13 @@ class RedisLimitStore:
         reply = await self._call("charge", self._script(keys=keys, args=args))
         return _parse(reply, self.bounds)
 
-    async def _call(self, what: str, action: Any) -> Any:
+    async def _call(self, what: str, action: Awaitable[Any]) -> Any:
         """One round trip, bounded in time whatever the client's own retries do."""
         from redis.exceptions import RedisError
 
         try:
             # Connect and read timeouts each bound one attempt; this bounds them all.
-            with anyio.fail_after(self.bounds.timeout_s * 4):
-                return await action
+            return await asyncio.wait_for(action, self.bounds.timeout_s * 4)
         except (RedisError, OSError, TimeoutError) as exc:
             raise LimitStoreError(
                 f"limit store unavailable ({what}: {type(exc).__name__})"
