@@ -169,7 +169,8 @@ def test_new_keys_past_the_bound_are_refused_and_live_counters_stay() -> None:
     with pytest.raises(InterceptorError) as full:
         call(policy, k="x3")
     assert full.value.code == -32603
-    assert full.value.data == {"interceptor": "quota", "reason": "limit store full (3 live counters)"}
+    reason = "limit store full (3 live counters)"
+    assert full.value.data == {"interceptor": "quota", "reason": reason}
     assert not call(policy, k="victim").valid  # still counted, never dropped
     clock.now += 61  # every counter has drained: they may go now
     assert call(policy, k="x3").valid
