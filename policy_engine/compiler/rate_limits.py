@@ -116,6 +116,8 @@ class RateLimitRuntime:
     ) -> None:
         self.store: LimitStore = store if store is not None else MemoryLimitStore()
         self.fingerprinter = fingerprinter or Fingerprinter()
+        self._rules: dict[tuple[str, str], str] = {}
+        """(validator, rule code) -> the rule's fingerprint, which names its key space."""
 
     async def apply(
         self, scope: LimitScope, ctx: EvalContext, result: ValidationResult, trace: Trace | None
@@ -184,7 +186,10 @@ class RateLimitRuntime:
                     "a non-negative number here"
                 )
             amount = taken
-        rule = self.fingerprinter.of(json.dumps(["limit", interceptor, limit.ref.code]))
+        rule = self._rules.get((interceptor, limit.ref.code))
+        if rule is None:
+            rule = self.fingerprinter.of(json.dumps(["limit", interceptor, limit.ref.code]))
+            self._rules[(interceptor, limit.ref.code)] = rule
         material = json.dumps([rule, *values], sort_keys=True, separators=(",", ":"))
         return Charge(rule, self.fingerprinter.of(material), amount, limit.limit, limit.window_s)
 
