@@ -11,6 +11,7 @@ second per rule, so the sweep's cost is bounded too.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -28,8 +29,14 @@ class MemoryLimitStore:
         self.clock = clock
         self._tats: dict[str, dict[str, float]] = {}
         self._swept: dict[str, float] = {}
+        # `invoke_sync` may be called from several threads: a check and its count are one step.
+        self._lock = threading.Lock()
 
     def charge_now(self, charges: Sequence[Charge]) -> Verdict:
+        with self._lock:
+            return self._charge(charges)
+
+    def _charge(self, charges: Sequence[Charge]) -> Verdict:
         now = self.clock()
         outcomes = []
         for charge in charges:
