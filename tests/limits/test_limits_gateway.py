@@ -93,3 +93,44 @@ def test_stateless_replicas_with_limits_and_no_shared_store_refuse_to_start(
     )
     assert done.returncode == 2
     assert "--stateless with rate limits needs --flow-store" in done.stderr
+
+
+async def test_redis_killed_mid_window_fails_closed_through_the_gateway_then_recovers(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    policy = tmp_path / "quota.policy"
+    policy.write_text(QUOTA)
+    log = tmp_path / "calls.jsonl"
+    args = [*two_backends(log), "--flow-store", redis_server.url]
+    with replicas(2, *args, policies=[policy], logs=tmp_path) as ports, anyio.fail_after(120):
+        async with balanced_client(ports) as (session, _):
+            await session.list_tools()
+            for i in range(2):
+                assert not (await session.call_tool("read_file", {"path": f"/ok{i}"})).is_error
+            assert redis_server.process is not None
+            redis_server.process.kill()
+            redis_server.process.wait()
+            for i in range(2):  # one call on each replica
+                with anyio.fail_after(30), pytest.raises(MCPError) as failed:
+                    await session.call_tool("read_file", {"path": f"/{MARKER}{i}"})
+                assert failed.value.error.code == -32602
+                text = json.dumps(failed.value.error.model_dump(mode="json"))
+                assert "limit store unavailable" in text and MARKER not in text
+                assert "retryAfterMs" not in text  # waiting is not what clears it
+            redis_server.start()  # without persistence: counters start again from zero
+            for i in range(LIMIT):
+                with anyio.fail_after(30):
+                    while True:
+                        try:
+                            await session.call_tool("read_file", {"path": f"/again{i}"})
+                            break
+                        except MCPError as refused:
+                            assert "limit store unavailable" in json.dumps(
+                                refused.error.model_dump(mode="json")
+                            )
+                            await anyio.sleep(0.2)
+            with pytest.raises(MCPError):
+                await session.call_tool("read_file", {"path": "/one-too-many"})
+    reads = [c for c in calls(log) if c["tool"] == "read_file"]
+    assert len(reads) == 2 + LIMIT
+    assert not [c for c in reads if MARKER in json.dumps(c)]
