@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from . import ast
 from .diagnostics import Diagnostic
 from .model import ResolvedInterceptor
+from .path_steps import Descend, Filter, PathSyntaxError, Slice, Wildcard
+from .path_syntax import parse_path
 from .resolve import error, warning
 
 MAX_CALLS = 100_000
@@ -32,8 +34,7 @@ def check_rate_limit(rule: ast.RateLimit, interceptor: ResolvedInterceptor) -> I
             "E211",
             f"a total limit must be a positive number, not `{rule.limit}`",
             rule.span,
-            "write the budget a window allows, e.g. "
-            "`limit total $.params.maxTokens 100000 per day`",
+            "write the budget a window allows, e.g. `limit total $.maxTokens 100000 per day`",
         )
     if rule.per is not None and not rule.per > 0:
         yield error("E211", f"a window must be longer than zero, not `{rule.per}`", rule.span)
@@ -44,6 +45,14 @@ def check_rate_limit(rule: ast.RateLimit, interceptor: ResolvedInterceptor) -> I
             f"({MAX_WINDOW_SECONDS // 86400} days)",
             rule.span,
         )
+    if rule.amount is not None and _selects_many(rule.amount.source):
+        yield error(
+            "E216",
+            f"`{rule.amount.source}` can select several values; a total counts one number",
+            rule.amount.span,
+            "name one field, e.g. `$.maxTokens` (a message whose path holds several "
+            "values would be refused)",
+        )
     if rule.fail_open:
         yield warning(
             "W340",
@@ -52,3 +61,11 @@ def check_rate_limit(rule: ast.RateLimit, interceptor: ResolvedInterceptor) -> I
             "a client that can slow or overload the store escapes the limit; remove "
             "`failing open` unless availability matters more than the limit, and acknowledge it",
         )
+
+
+def _selects_many(source: str) -> bool:
+    try:
+        steps = parse_path(source).steps
+    except PathSyntaxError:
+        return False  # reported where every path is checked
+    return any(isinstance(step, Wildcard | Filter | Slice | Descend) for step in steps)
