@@ -76,6 +76,8 @@ class RedisLimitStore:
     ) -> None:
         try:
             import redis.asyncio as aioredis
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
         except ImportError as exc:  # the optional extra is not installed
             raise LimitStoreError(
                 "the Redis limit store needs the `redis` extra: pip install 'policyc[redis]'"
@@ -83,8 +85,14 @@ class RedisLimitStore:
         self.bounds = bounds or LimitBounds()
         self._prefix = prefix
         timeout = self.bounds.timeout_s
+        # No client retries: a script resent after a timeout could run twice and count a
+        # message twice. A store that does not answer fails this message; the next one
+        # tries again.
         self._client: Any = aioredis.Redis.from_url(
-            url, socket_timeout=timeout, socket_connect_timeout=timeout
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 0),
         )
         self._script = self._client.register_script(_CHARGE)
 
@@ -104,7 +112,7 @@ class RedisLimitStore:
         from redis.exceptions import RedisError
 
         try:
-            # Connect and read timeouts each bound one attempt; this bounds them all.
+            # Connect and read timeouts bound one attempt each; this bounds the whole call.
             return await asyncio.wait_for(action, self.bounds.timeout_s * 4)
         except (RedisError, OSError, TimeoutError) as exc:
             raise LimitStoreError(
