@@ -9,9 +9,13 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from policy_engine.authoring.playground.evaluate import RunRequest
+from policy_engine.authoring.playground.evaluate import run as run_playground
+from policy_engine.cli.explain import render_explain
 from policy_engine.cli.main import cli
 from policy_engine.compiler import compile_sources
 from policy_engine.impact.structure import structural_diff
+from policy_engine.language.limits import SourceLimits
 from policy_engine.language.pipeline import check_sources
 from policy_engine.testing import run_tests
 from policy_engine.wire import ValidationResult
@@ -107,3 +111,23 @@ def test_threads_sharing_one_process_store_admit_exactly_the_limit() -> None:
     for thread in threads:
         thread.join()
     assert len(allowed) == 4000 and sum(allowed) == 1000
+
+
+async def test_the_playground_trace_shows_the_counter() -> None:
+    request = RunRequest(
+        sources={"q.policy": QUOTA},
+        event="tools/call",
+        phase="request",
+        payload={"name": "search"},
+        evaluate=True,
+        context={"sessionId": "s1"},
+        config=None,
+        side=None,
+    )
+    out = await run_playground(request, render_explain, 10, SourceLimits())
+    (entry,) = out["evaluation"]["trace"]
+    assert entry["counters"] == [
+        "limit per-session: counter 1 of 60 requests per minute by context.sessionId "
+        "(counted; window 60 s)"
+    ]
+    assert "~ limit per-session: counter 1 of 60" in out["evaluation"]["explain"]
