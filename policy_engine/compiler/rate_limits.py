@@ -27,7 +27,7 @@ from ..flow import Fingerprinter
 from ..language import ast
 from ..language.formatter import render_operand
 from ..limits import Charge, LimitStore, LimitStoreError, MemoryLimitStore, Verdict
-from ..wire import ValidationMessage, ValidationResult
+from ..wire import Severity, ValidationMessage, ValidationResult
 from ..wire.errors import InterceptorError, execution_failed
 from .conditions import (
     CompileEnv,
@@ -37,7 +37,6 @@ from .conditions import (
     compile_condition,
     compile_operand,
 )
-from .flows import replace_result
 from .jsonpath import CompiledPath, PayloadTooDeep
 from .trace import RuleEvent, RuleRef, Trace
 from .validators import render_message
@@ -274,3 +273,19 @@ def _unavailable(
             trace.events.append(RuleEvent(p.limit.ref, None, text, "warn"))
     severity = result.severity if _RANK[result.severity] >= _RANK["warn"] else "warn"
     return replace_result(result, messages, severity, dict(result.info or {}))
+
+
+def replace_result(
+    result: ValidationResult,
+    messages: list[ValidationMessage],
+    severity: Severity | None,
+    info: dict[str, Any],
+) -> ValidationResult:
+    return result.model_copy(
+        update={
+            "messages": messages,
+            "severity": severity,
+            "valid": severity != "error",
+            "info": info,
+        }
+    )

@@ -53,6 +53,14 @@ def check_rate_limit(rule: ast.RateLimit, interceptor: ResolvedInterceptor) -> I
             "name one field, e.g. `$.maxTokens` (a message whose path holds several "
             "values would be refused)",
         )
+    for key in rule.keys:
+        if isinstance(key, ast.PathRef) and _selects_many(key.source):
+            yield error(
+                "E216",
+                f"`{key.source}` can select several values; a key is one value",
+                key.span,
+                "name one field, e.g. `$.name` (only the first value found would count)",
+            )
     if rule.fail_open:
         yield warning(
             "W340",

@@ -43,7 +43,7 @@ CODES: dict[str, str] = {
     "E213": "invalid test block",
     "E214": "rule cannot apply to the whole payload",
     "E215": "guard cannot decide per element",
-    "E216": "quota amount can select several values",
+    "E216": "limit path can select several values",
     "E230": "tool given to two servers",
     "E231": "flow label never remembered",
     "W301": "rule can never fire",
