@@ -38,7 +38,8 @@ async def test_n_plus_one_calls_over_two_replicas_give_exactly_one_refusal_per_c
     policy = tmp_path / "quota.policy"
     policy.write_text(QUOTA)
     log = tmp_path / "calls.jsonl"
-    args = [*two_backends(log), "--flow-store", redis_server.url]
+    # A loaded test machine must not turn a slow answer into a refusal here.
+    args = [*two_backends(log), "--flow-store", redis_server.url, "--limit-timeout", "3"]
     refusals: dict[str, list[MCPError]] = {"a": [], "b": []}
     served: dict[str, set[int]] = {}
 
@@ -101,7 +102,8 @@ async def test_redis_killed_mid_window_fails_closed_through_the_gateway_then_rec
     policy = tmp_path / "quota.policy"
     policy.write_text(QUOTA)
     log = tmp_path / "calls.jsonl"
-    args = [*two_backends(log), "--flow-store", redis_server.url]
+    # A loaded test machine must not turn a slow answer into a refusal here.
+    args = [*two_backends(log), "--flow-store", redis_server.url, "--limit-timeout", "3"]
     with replicas(2, *args, policies=[policy], logs=tmp_path) as ports, anyio.fail_after(120):
         async with balanced_client(ports) as (session, _):
             await session.list_tools()
