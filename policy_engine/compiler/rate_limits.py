@@ -62,7 +62,8 @@ class CompiledLimit:
 
     @property
     def describe(self) -> str:
-        what = "requests" if self.amount_source is None else f"of `{self.amount_source}`"
+        noun = "request" if self.limit == 1 else "requests"
+        what = noun if self.amount_source is None else f"of `{self.amount_source}`"
         return f"{self.limit:g} {what} per {self.window}"
 
     def default_message(self, retry_after_ms: int | None) -> str:
