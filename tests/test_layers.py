@@ -19,11 +19,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "policy_engine"
 ALLOWED = {
     "wire": {"wire", "__init__"},
     "language": {"wire", "language", "__init__"},
-    "compiler": {"wire", "language", "compiler", "flow", "__init__"},
+    "compiler": {"wire", "language", "compiler", "flow", "limits", "__init__"},
     "chain": {"wire", "chain", "__init__"},
     # Session flow state: standard library (and the optional redis client) only.
     "flow": {"flow", "__init__"},
-    "testing": {"wire", "language", "compiler", "chain", "testing", "__init__"},
+    # Rate-limit counters: standard library (and the optional redis client) only.
+    "limits": {"limits", "__init__"},
+    "testing": {"wire", "language", "compiler", "chain", "limits", "testing", "__init__"},
     "server": {"wire", "server", "__init__"},
     # The interception core: MCP messages -> chain runs, shared by every host.
     "interception": {"wire", "chain", "interception", "__init__"},
@@ -69,6 +71,7 @@ ALLOWED = {
         "authoring",
         "impact",
         "flow",
+        "limits",
         "cli",
         "__init__",
     },
@@ -78,6 +81,7 @@ FORBIDDEN_EXTERNAL = {
     "wire": {"mcp", "mcp_types", "lark", "click"},
     "language": {"mcp", "mcp_types"},
     "interception": {"mcp", "mcp_types"},
+    "limits": {"mcp", "mcp_types", "lark", "click", "anyio"},
 }
 
 

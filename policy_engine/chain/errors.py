@@ -60,7 +60,27 @@ def chain_error(result: ChainExecutionResult) -> InterceptorError | None:
         return chain_mutation_failed(aborted.interceptor, aborted.reason)
     if result.status == "timeout":
         return timed_out(aborted.interceptor, aborted.timeout_ms or 0, result.phase)
-    return chain_validation_failed(_validation_errors(result))
+    error = chain_validation_failed(_validation_errors(result))
+    retry = _retry_after_ms(result)
+    if retry is not None and error.data is not None:
+        error.data["retryAfterMs"] = retry
+    return error
+
+
+def _retry_after_ms(result: ChainExecutionResult) -> int | None:
+    """When a refusal by rate limits alone clears: the longest wait any blocking one gave.
+
+    Only if every blocking validator was a limit's: a refusal for any other reason
+    will not clear by waiting, and a client told to retry would only retry."""
+    waits: list[int] = []
+    for entry in result.results:
+        if entry.type != "validation" or entry.mode == "audit" or entry.severity != "error":
+            continue
+        wait = (entry.info or {}).get("retryAfterMs")
+        if not isinstance(wait, int) or entry.error is not None:
+            return None
+        waits.append(wait)
+    return max(waits) if waits else None
 
 
 def _validation_errors(result: ChainExecutionResult) -> list[dict[str, Any]]:

@@ -59,6 +59,7 @@ def render_explain(result: ChainExecutionResult, traces: dict[str, Trace], side:
                 lines.append(
                     f"     * {event.rule.kind} {where}: {before} -> {after} ({event.rule.source})"
                 )
+        lines.extend(f"     ~ {note}" for note in trace.counters)
     if result.aborted_at is not None:
         a = result.aborted_at
         lines.append(f"aborted at {a.interceptor} ({a.type}): {a.reason}")

@@ -24,6 +24,7 @@ from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
+from .rate_limit_options import rate_limit_options, rate_limit_runtime
 from .serve import parse_listen
 
 _LIMITS = SessionLimits()
@@ -51,13 +52,20 @@ def _session_limits(
     return replace(limits, **{k: v for k, v in given.items() if v is not None})
 
 
-def _reload(options: Any, flows: Any, *, watch: bool, allow_shrink: bool) -> Any:
-    """The policy files' reloader: serve's rules (last good set kept, no shrinking)."""
+def _reload(
+    options: Any, compile_with: tuple[Any, Any, Any], *, watch: bool, allow_shrink: bool
+) -> Any:
+    """The policy files' reloader: serve's rules (last good set kept, no shrinking).
+
+    ``compile_with`` is the first compile's (limits, flows, rate limits): a reloaded
+    set keeps the payload bound, the sessions' flow state and the limits' counters."""
     from ..compiler import compile_policies
     from ..gateway.reload import GatewayReload
 
+    limits, flows, counters = compile_with
+
     def load(paths: Sequence[Path]) -> Any:
-        return compile_policies(tuple(str(p) for p in paths), None, flows)
+        return compile_policies(tuple(str(p) for p in paths), limits, flows, counters)
 
     return GatewayReload(options.policies, load, watch=watch, allow_shrink=allow_shrink)
 
@@ -177,6 +185,7 @@ def _reload(options: Any, flows: Any, *, watch: bool, allow_shrink: bool) -> Any
 )
 @flow_options
 @auth_options
+@rate_limit_options
 def gateway(
     paths: tuple[str, ...],
     backends: tuple[str, ...],
@@ -210,6 +219,8 @@ def gateway(
     flow_max_entries: int,
     flow_max_sessions: int,
     flow_max_values: int,
+    limit_max_keys: int,
+    limit_timeout: float,
     principal_id: str | None,
     principal_roles: tuple[str, ...],
     **auth: Any,
@@ -282,10 +293,13 @@ def gateway(
     flows = flow_runtime(
         flow_store, flow_key_env, flow_ttl, flow_max_entries, flow_max_sessions, flow_max_values
     )
+    counters = rate_limit_runtime(flow_store, flows, limit_max_keys, limit_timeout)
     options.max_payload_bytes = max_payload_bytes
     limits = Limits(max_bytes=max_payload_bytes)
     policy_set = (
-        compile_or_exit(tuple(str(p) for p in options.policies), limits, flows=flows)
+        compile_or_exit(
+            tuple(str(p) for p in options.policies), limits, flows=flows, rate_limits=counters
+        )
         if options.policies
         else None
     )
@@ -294,9 +308,16 @@ def gateway(
             "--stateless with flow rules needs --flow-store: a replica would remember only "
             "what it saw, and a flow split across replicas would pass"
         )
+    if options.stateless and flow_store is None and policy_set and policy_set.has_rate_limits:
+        fail(
+            "--stateless with rate limits needs --flow-store: each replica would count only "
+            "what it saw, and N replicas would let N times the limit through"
+        )
     options.providers = [policy_set] if policy_set is not None else []
     if policy_set is not None:
-        options.reload = _reload(options, flows, watch=watch, allow_shrink=allow_shrink)
+        options.reload = _reload(
+            options, (limits, flows, counters), watch=watch, allow_shrink=allow_shrink
+        )
     elif watch:
         fail("--watch needs policy files to watch")
     options.session_key = flows.fingerprinter

@@ -11,6 +11,7 @@ import click
 
 from ..compiler import CompileError, Limits, PolicySet, compile_policies
 from ..compiler.flows import FlowRuntime
+from ..compiler.rate_limits import RateLimitRuntime
 from ..language.pipeline import expand_paths
 from ..wire.json_text import JSONTextError, loads
 from .exit_codes import ExitCode
@@ -60,13 +61,14 @@ def compile_or_exit(
     limits: Limits | None = None,
     on_error: ExitCode = ExitCode.PROBLEMS,
     flows: FlowRuntime | None = None,
+    rate_limits: RateLimitRuntime | None = None,
 ) -> PolicySet:
     """The compiled set, or the diagnostics and an exit: `replay` and `diff` exit 2,
     because for them a broken set is an error, not a finding."""
     if not expand_paths(paths):
         fail("no .policy files found")
     try:
-        return compile_policies(paths, limits, flows)
+        return compile_policies(paths, limits, flows, rate_limits)
     except CompileError as exc:
         click.echo(exc.diagnostics_text, err=True)
         fail(exc.summary, on_error)

@@ -27,6 +27,7 @@ from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
 from .options import limit_options, limits_from
+from .rate_limit_options import rate_limit_options, rate_limit_runtime
 
 if TYPE_CHECKING:
     from ..compiler import PolicySet
@@ -77,6 +78,7 @@ def parse_listen(value: str) -> tuple[str, int]:
 @serve_options.limit_options
 @flow_options
 @auth_options
+@rate_limit_options
 def serve(
     paths: tuple[str, ...],
     listen: str | None,
@@ -101,12 +103,15 @@ def serve(
     oauth = oauth_settings(pop_auth_flags(bounds))
     # One flow state for the life of the server: a reload keeps what sessions remembered.
     flows = flow_runtime(
-        bounds.pop("flow_store"),
+        flow_store := bounds.pop("flow_store"),
         bounds.pop("flow_key_env"),
         bounds.pop("flow_ttl"),
         bounds.pop("flow_max_entries"),
         bounds.pop("flow_max_sessions"),
         bounds.pop("flow_max_values"),
+    )
+    counters = rate_limit_runtime(
+        flow_store, flows, bounds.pop("limit_max_keys"), bounds.pop("limit_timeout")
     )
     from ..server.log_text import configure_logging
 
@@ -134,11 +139,11 @@ def serve(
     address = parse_listen(listen) if listen is not None else None
 
     def load(watched: Sequence[Path]) -> PolicySet:
-        return compile_policies(watched, limits, flows)
+        return compile_policies(watched, limits, flows, counters)
 
     options = ServerOptions(
         # Compiled once, its errors reported the usual way; `--watch` recompiles on change.
-        provider=compile_or_exit(paths, limits, flows=flows),
+        provider=compile_or_exit(paths, limits, flows=flows, rate_limits=counters),
         watch=[Path(p) for p in paths] if watch else (),
         load=load if watch else None,
         allow_shrink=bounds["allow_shrink"],

@@ -29,6 +29,7 @@ from ..language.pipeline import (
     path_list,
 )
 from ..language.sources import SourceInput
+from ..limits import MemoryLimitStore
 from ..wire import (
     HookIndex,
     InterceptorDescriptor,
@@ -58,6 +59,7 @@ from .match_groups import build_match_groups
 from .mutators import CompiledMutation, RuleGroup, compile_mutation, run_mutator
 from .nesting import Encoding
 from .payload_probe import PayloadProbe, ProbeRegexes
+from .rate_limits import CompiledLimit, LimitScope, RateLimitRuntime, compile_limit
 from .rewrite_groups import group_rewrites
 from .rule_codes import content_code
 from .trace import RuleRef, Trace
@@ -132,6 +134,8 @@ class CompiledInterceptor:
     mutations: list[CompiledMutation] = field(default_factory=list)
     flows: list[CompiledFlow] = field(default_factory=list)
     flow_scope: FlowScope | None = None
+    limits: list[CompiledLimit] = field(default_factory=list)
+    limit_scope: LimitScope | None = None
     # The mutations as run, traced or not: `matching` and `$..name` rules grouped.
     plan: list[CompiledMutation | RuleGroup] = field(default_factory=list)
     # Whether any rule reads the payload's probe (payload_probe.py).
@@ -164,6 +168,7 @@ class CompiledInterceptor:
             [c.ref for c in self.checks]
             + [m.ref for m in self.mutations]
             + [f.ref for f in self.flows]
+            + [limit.ref for limit in self.limits]
         )
 
 
@@ -192,6 +197,8 @@ def compile_interceptor(
         ref = rule_ref(resolved.name, rule, names, taken)
         if isinstance(core, ast.FLOW_RULES):
             compiled.flows.append(compile_flow(core, ref, env))
+        elif isinstance(core, ast.RateLimit):
+            compiled.limits.append(compile_limit(core, ref, env))
         elif isinstance(core, ast.CheckRule):
             compiled.checks.append(compile_check(core, ref, env))
         else:
@@ -218,11 +225,14 @@ class PolicySet:
         file_names: Mapping[str, str] | None = None,
         flows: FlowRuntime | None = None,
         optimize: bool = True,
+        rate_limits: RateLimitRuntime | None = None,
     ) -> None:
         self.model = model
         self.limits = limits or Limits()
         # Session state for flow rules: in this process unless a shared store is given.
         self.flows = flows or FlowRuntime()
+        # Counters for `limit rate`/`limit total`: likewise, in the store the host chose.
+        self.rate_limits = rate_limits or RateLimitRuntime(fingerprinter=self.flows.fingerprinter)
         self._probes = ProbeRegexes()
         env = CompileEnv(model.patterns, {}, probes=self._probes)
         self._interceptors: dict[str, CompiledInterceptor] = {}
@@ -240,6 +250,13 @@ class PolicySet:
                 compiled.flow_scope = FlowScope(
                     compiled.name, compiled.flows, compiled.resolved.servers, labels
                 )
+            if compiled.limits:
+                compiled.limit_scope = LimitScope(compiled.name, compiled.limits)
+
+    @property
+    def has_rate_limits(self) -> bool:
+        """Whether any validator counts requests (hosts check where the counters live)."""
+        return any(compiled.limits for compiled in self._interceptors.values())
 
     @property
     def has_flow_rules(self) -> bool:
@@ -259,9 +276,10 @@ class PolicySet:
 
         Made on each read (a chain entry reads it once): kept, its bound
         `invoke_fields` would tie the set to itself in a reference cycle."""
-        in_process = isinstance(self.flows.store, MemoryFlowStore) or all(
-            i.flow_scope is None for i in self._interceptors.values()
-        )
+        in_process = (
+            isinstance(self.flows.store, MemoryFlowStore)
+            or all(i.flow_scope is None for i in self._interceptors.values())
+        ) and (isinstance(self.rate_limits.store, MemoryLimitStore) or not self.has_rate_limits)
         return ProviderTraits(
             never_modifies_payload=True,
             evaluates_in_process=in_process,
@@ -331,6 +349,14 @@ class PolicySet:
                 (name, phase),
                 lambda: self.flows.apply(scope, ctx, validated, trace),
             )
+        limits = interceptor.limit_scope
+        if limits is not None and isinstance(counted := result, ValidationResult):
+            result = await _within(
+                timeout_ms,
+                started,
+                (name, phase),
+                lambda: self.rate_limits.apply(limits, ctx, counted, trace),
+            )
         self._bound_output(result, ctx, size, memo)
         took = result.duration_ms
         if timeout_ms is not None and took is not None and took > timeout_ms:
@@ -369,6 +395,8 @@ class PolicySet:
         result = self._evaluate(interceptor, ctx, trace)
         if interceptor.flow_scope is not None and isinstance(result, ValidationResult):
             result = self.flows.apply_now(interceptor.flow_scope, ctx, result, trace)
+        if interceptor.limit_scope is not None and isinstance(result, ValidationResult):
+            result = self.rate_limits.apply_now(interceptor.limit_scope, ctx, result, trace)
         self._bound_output(result, ctx, size, memo)
         return result
 
@@ -508,14 +536,18 @@ def compile_model(
     names: Mapping[str, str] | None = None,
     flows: FlowRuntime | None = None,
     optimize: bool = True,
+    rate_limits: RateLimitRuntime | None = None,
 ) -> PolicySet:
     if not result.ok or result.model is None:
         raise CompileError(result)
-    return PolicySet(result.model, limits, names, flows, optimize)
+    return PolicySet(result.model, limits, names, flows, optimize, rate_limits)
 
 
 def compile_policies(
-    paths: PolicyPaths, limits: Limits | None = None, flows: FlowRuntime | None = None
+    paths: PolicyPaths,
+    limits: Limits | None = None,
+    flows: FlowRuntime | None = None,
+    rate_limits: RateLimitRuntime | None = None,
 ) -> PolicySet:
     """Check and compile `.policy` files and directories; raise CompileError on errors.
 
@@ -524,7 +556,9 @@ def compile_policies(
     paths = path_list(paths)
     result = check_paths(paths, limits=limits.source if limits else None)
     absolute = limits.absolute_paths if limits else False
-    return compile_model(result, limits, file_names(paths, absolute), flows)
+    return compile_model(
+        result, limits, file_names(paths, absolute), flows, rate_limits=rate_limits
+    )
 
 
 def compile_sources(
@@ -532,12 +566,13 @@ def compile_sources(
     limits: Limits | None = None,
     flows: FlowRuntime | None = None,
     optimize: bool = True,
+    rate_limits: RateLimitRuntime | None = None,
 ) -> PolicySet:
     """Like `compile_policies`, from in-memory text (or bytes) keyed by file name;
     ``optimize=False`` gives the reference plan (see `compile_interceptor`)."""
     source_limits = limits.source if limits else None
     result = check_sources(sources, limits=source_limits)
-    return compile_model(result, limits, flows=flows, optimize=optimize)
+    return compile_model(result, limits, flows=flows, optimize=optimize, rate_limits=rate_limits)
 
 
 class _RunMemo:

@@ -44,6 +44,8 @@ class Trace:
 
     evaluated: list[RuleRef] = field(default_factory=list)
     events: list[RuleEvent] = field(default_factory=list)
+    counters: list[str] = field(default_factory=list)
+    """Each limit's counter, limit and window after the message (`eval --explain`)."""
 
 
 def elapsed_ms(started: float) -> float:

@@ -167,6 +167,15 @@ def _rule_text(rule: ast.Rule) -> str:
     return render_rule(rule).strip()
 
 
+def _fails_open_risk(old: ast.Rule | None, new: ast.Rule) -> str | None:
+    """A rate limit that now lets traffic through while its store cannot answer."""
+    if not isinstance(new, ast.RateLimit) or not new.fail_open:
+        return None
+    if isinstance(old, ast.RateLimit) and old.fail_open:
+        return None
+    return "the limit fails open: a store that is down or slow lets every message through"
+
+
 def _coded(interceptor: ResolvedInterceptor) -> dict[str, ast.Rule]:
     found: dict[str, ast.Rule] = {}
     for rule in interceptor.rules:
@@ -184,7 +193,9 @@ def _rule_changes(old: ResolvedInterceptor, new: ResolvedInterceptor) -> list[It
     for code in old_coded.keys() - new_coded.keys():
         found.append(_item("rule removed", f"`{name}` `{code}`: {_rule_text(old_coded[code])}"))
     for code in new_coded.keys() - old_coded.keys():
-        found.append(_item("rule added", f"`{name}` `{code}`: {_rule_text(new_coded[code])}"))
+        rule = new_coded[code]
+        risk = _fails_open_risk(None, rule)
+        found.append(_item("rule added", f"`{name}` `{code}`: {_rule_text(rule)}", risk))
     for code in sorted(old_coded.keys() & new_coded.keys()):
         if old_coded[code] != new_coded[code]:
             found.append(
@@ -192,6 +203,7 @@ def _rule_changes(old: ResolvedInterceptor, new: ResolvedInterceptor) -> list[It
                     "rule changed",
                     f"`{name}` `{code}`: {_rule_text(old_coded[code])} -> "
                     f"{_rule_text(new_coded[code])}",
+                    _fails_open_risk(old_coded[code], new_coded[code]),
                 )
             )
     old_plain = Counter(r for r in old.rules if not getattr(r, "code", None))
@@ -199,7 +211,10 @@ def _rule_changes(old: ResolvedInterceptor, new: ResolvedInterceptor) -> list[It
     for rule in (old_plain - new_plain).elements():
         found.append(_item("rule removed", f"`{name}` line {rule.span.line}: {_rule_text(rule)}"))
     for rule in (new_plain - old_plain).elements():
-        found.append(_item("rule added", f"`{name}` line {rule.span.line}: {_rule_text(rule)}"))
+        risk = _fails_open_risk(None, rule)
+        found.append(
+            _item("rule added", f"`{name}` line {rule.span.line}: {_rule_text(rule)}", risk)
+        )
     return found
 
 

@@ -160,7 +160,7 @@ def analyze_contradictions(interceptor: ResolvedInterceptor) -> Iterator[Diagnos
     dead_denies = 0
     denies = 0
     for rule in interceptor.rules:
-        is_deny = isinstance(rule, ast.ListRule | ast.LimitRule) or (
+        is_deny = isinstance(rule, ast.ListRule | ast.LimitRule | ast.RateLimit) or (
             isinstance(rule, ast.CheckRule) and rule.severity == "deny"
         )
         denies += is_deny

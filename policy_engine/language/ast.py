@@ -352,6 +352,39 @@ class LimitRule:
     span: Span = _span()
 
 
+WINDOW_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """``limit rate N per [K] UNIT [by KEYS] [if COND] [failing open]`` and
+    ``limit total PATH N per ...``: a counter per key, kept in the limit store.
+
+    A core rule (not sugar): it needs state, so the compiler lowers it itself."""
+
+    kind: Literal["rate", "total"]
+    limit: int | float
+    unit: str
+    """As written: ``minute`` or ``minutes``."""
+    per: int | float | None = None
+    """The window's multiple of ``unit`` (``per 10 minutes``); None when not written."""
+    amount: PathRef | None = None
+    keys: tuple[Operand, ...] = ()
+    guard: Guard | None = None
+    fail_open: bool = False
+    message: str | None = None
+    code: str | None = None
+    acknowledged: tuple[str, ...] = ()
+    span: Span = _span()
+
+    @property
+    def window_seconds(self) -> float:
+        return (
+            float(self.per if self.per is not None else 1)
+            * WINDOW_SECONDS[self.unit.removesuffix("s")]
+        )
+
+
 @dataclass(frozen=True)
 class Redact:
     path: PathRef
@@ -470,15 +503,15 @@ class FlowRule:
 
 
 FLOW_RULES = (Remember, FlowRule)
-ValidatorRule = CheckRule | ListRule | LimitRule | Remember | FlowRule
+ValidatorRule = CheckRule | ListRule | LimitRule | Remember | FlowRule | RateLimit
 MutatorRule = Redact | Mask | Hash | SetValue | Remove | Truncate
 Rule = ValidatorRule | MutatorRule
 # What the compiler lowers: every rule after the pipeline's desugar stage.
-CoreRule = CheckRule | MutatorRule | Remember | FlowRule
+CoreRule = CheckRule | MutatorRule | Remember | FlowRule | RateLimit
 Setting = Description | Version | ModeSetting | FailSetting | PrioritySetting | CompatSetting
 Statement = Hook | Setting | ParamDef | Acknowledge | ServerMap | Rule
 
-VALIDATOR_RULES = (CheckRule, ListRule, LimitRule, Remember, FlowRule)
+VALIDATOR_RULES = (CheckRule, ListRule, LimitRule, Remember, FlowRule, RateLimit)
 # The word a rule is known by in messages, traces and coverage reports.
 RULE_KINDS: dict[type, str] = {
     CheckRule: "check",
@@ -486,6 +519,7 @@ RULE_KINDS: dict[type, str] = {
     LimitRule: "limit",
     Remember: "remember",
     FlowRule: "flow",
+    RateLimit: "limit",
     Redact: "redact",
     Mask: "mask",
     Hash: "hash",
@@ -605,8 +639,26 @@ class ExpectUnchanged:
     span: Span = _span()
 
 
+@dataclass(frozen=True)
+class Calls:
+    """``calls 61 every 1 second``: the `given` message sent N times on a virtual clock."""
+
+    count: int | float
+    every_per: int | float | None = None
+    every_unit: str | None = None
+    span: Span = _span()
+
+    @property
+    def every_seconds(self) -> float:
+        if self.every_unit is None:
+            return 0.0
+        per = self.every_per if self.every_per is not None else 1
+        return float(per) * WINDOW_SECONDS[self.every_unit.removesuffix("s")]
+
+
 TestStatement = (
     Given
+    | Calls
     | TestContext
     | TestConfig
     | Only

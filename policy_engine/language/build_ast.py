@@ -237,7 +237,7 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
 
     phase = mode = fail_policy = type_name = severity = guard_word = kind
     list_effect = list_subject = size_unit = quantifier = type_test = function = kind
-    decision = side = text_test = kind
+    decision = side = text_test = rate_unit = kind
 
     def description_stmt(self, meta: Meta, children: list[Any]) -> ast.Description:
         return ast.Description(self._string(children[0]), span=self._span(meta))
@@ -385,6 +385,57 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
 
     def limit_count(self, meta: Meta, children: list[Any]) -> Any:
         return self._limit_path("count", meta, children)
+
+    # -- rate limits and quotas ------------------------------------------------
+
+    def rate_window(self, meta: Meta, children: list[Any]) -> _Window:
+        per, unit = children
+        return _Window(None if per is None else self._number(per), str(unit))
+
+    def rate_keys(self, meta: Meta, children: list[Any]) -> _Keys:
+        return _Keys(tuple(children))
+
+    def rate_failing(self, meta: Meta, children: list[Any]) -> _FailingOpen:
+        return _FailingOpen()
+
+    def _rate(
+        self, kind: str, amount: Token | None, number: Token, meta: Meta, rest: list[Any]
+    ) -> Any:
+        window = next(c for c in rest if isinstance(c, _Window))
+        keys = next((c.keys for c in rest if isinstance(c, _Keys)), ())
+        guard = next((c for c in rest if isinstance(c, ast.Guard)), None)
+        message, code = self._message_and_code(rest)
+        rule = ast.RateLimit(
+            kind,  # type: ignore[arg-type]
+            self._number(number),
+            window.unit,
+            window.per,
+            None if amount is None else self._path(amount),
+            keys,
+            guard,
+            any(isinstance(c, _FailingOpen) for c in rest),
+            message,
+            code,
+            span=self._span(meta),
+        )
+        return self._acknowledged(rule, rest)
+
+    def test_calls(self, meta: Meta, children: list[Any]) -> ast.Calls:
+        count, per, unit = children
+        return ast.Calls(
+            self._number(count),
+            None if per is None else self._number(per),
+            None if unit is None else str(unit),
+            span=self._span(meta),
+        )
+
+    def rate_limit(self, meta: Meta, children: list[Any]) -> Any:
+        number, *rest = children
+        return self._rate("rate", None, number, meta, rest)
+
+    def total_limit(self, meta: Meta, children: list[Any]) -> Any:
+        path, number, *rest = children
+        return self._rate("total", path, number, meta, rest)
 
     # -- mutator rules -------------------------------------------------------
 
@@ -724,3 +775,18 @@ def build(
     tree: Tree[Token], file: str, max_nesting: int = DEFAULT_MAX_NESTING
 ) -> tuple[ast.Item, ...]:
     return cast(tuple[ast.Item, ...], AstBuilder(file, max_nesting).transform(tree))
+
+
+class _Window:
+    def __init__(self, per: int | float | None, unit: str) -> None:
+        self.per = per
+        self.unit = unit
+
+
+class _Keys:
+    def __init__(self, keys: tuple[ast.Operand, ...]) -> None:
+        self.keys = keys
+
+
+class _FailingOpen:
+    """`failing open` on a rate limit."""

@@ -14,6 +14,7 @@ from typing import cast
 from ..wire.events import event_matches
 from . import ast
 from .check_events import check_event_name
+from .check_limits import MAX_CALLS, check_rate_limit
 from .check_paths import parse_checked
 from .diagnostics import Diagnostic, Span
 from .formatter import render_condition
@@ -231,6 +232,10 @@ def check_rule_shapes(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
             yield from _check_list_rule(rule, interceptor)
         elif isinstance(rule, ast.FLOW_RULES):
             continue  # checked across the set (check_flow.py)
+        elif isinstance(rule, ast.RateLimit):
+            yield from check_rate_limit(rule, interceptor)
+            if rule.guard is not None:
+                yield from check_condition_types(rule.guard.condition, interceptor)
         else:
             guard = getattr(rule, "guard", None)
             if guard is not None:
@@ -371,6 +376,15 @@ def check_tests(
                     "add `expect allow`, `expect deny`, `expect message` or `expect payload`",
                 )
             for statement in item.statements:
+                if isinstance(statement, ast.Calls) and not (
+                    isinstance(statement.count, int) and 1 <= statement.count <= MAX_CALLS
+                ):
+                    yield error(
+                        "E213",
+                        f"`calls` takes a whole number from 1 to {MAX_CALLS}, "
+                        f"not `{statement.count}`",
+                        statement.span,
+                    )
                 if (
                     isinstance(statement, ast.ExpectNoCode)
                     and codes is not None

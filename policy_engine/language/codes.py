@@ -43,6 +43,7 @@ CODES: dict[str, str] = {
     "E213": "invalid test block",
     "E214": "rule cannot apply to the whole payload",
     "E215": "guard cannot decide per element",
+    "E216": "limit path can select several values",
     "E230": "tool given to two servers",
     "E231": "flow label never remembered",
     "W301": "rule can never fire",
@@ -63,4 +64,5 @@ CODES: dict[str, str] = {
     "W331": "server map without a flow rule",
     "W332": "flow rule names a server its validator does not map",
     "W333": "flow rule between a server and itself",
+    "W340": "rate limit fails open",
 }

@@ -435,6 +435,17 @@ def _limit(rule: ast.LimitRule) -> str:
 
 
 @_statement.register
+def _rate(rule: ast.RateLimit) -> str:
+    amount = "" if rule.amount is None else f"{rule.amount.source} "
+    per = "" if rule.per is None else f"{_number(rule.per)} "
+    keys = f" by {', '.join(render_operand(k) for k in rule.keys)}" if rule.keys else ""
+    failing = " failing open" if rule.fail_open else ""
+    rest = _message_code(rule.message, rule.code) + _acknowledged(rule)
+    head = f"limit {rule.kind} {amount}{_number(rule.limit)} per {per}{rule.unit}"
+    return f"{head}{keys}{_guard(rule.guard)}{failing}{rest}"
+
+
+@_statement.register
 def _redact(rule: ast.Redact) -> str:
     options = _matching(rule.patterns) + _with(rule.replacement) + _guard(rule.guard)
     return (
@@ -538,6 +549,13 @@ def _expect_unchanged(stmt: ast.ExpectUnchanged) -> _TestParts:
 @_test_parts.register
 def _expect_payload(stmt: ast.ExpectPayload) -> _TestParts:
     return "expect payload", (stmt.payload,)
+
+
+@_test_parts.register
+def _calls(stmt: ast.Calls) -> _TestParts:
+    per = "" if stmt.every_per is None else f"{_number(stmt.every_per)} "
+    every = "" if stmt.every_unit is None else f" every {per}{stmt.every_unit}"
+    return f"calls {_number(stmt.count)}{every}", ()
 
 
 @_test_parts.register

@@ -108,7 +108,7 @@ def lint_validator_cannot_block(interceptor: ResolvedInterceptor) -> Iterator[Di
     if not interceptor.is_validator or interceptor.mode == "audit":
         return
     blocking = any(
-        isinstance(r, ast.ListRule | ast.LimitRule)
+        isinstance(r, ast.ListRule | ast.LimitRule | ast.RateLimit)
         or (isinstance(r, ast.CheckRule | ast.FlowRule) and r.severity == "deny")
         for r in interceptor.rules
     )

@@ -535,6 +535,11 @@ def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -
         )
     found = "end of file" if token.type == "$END" else f"`{value}`"
     help_text = f"expected {expected}" if expected else None
+    # A misspelt word where only words fit (`per minuts`, `limit rat`).
+    words = [t.lower() for t in sorted(expected_terms) if t.isalpha() and t not in _TERMINAL_WORDS]
+    word_guess = difflib.get_close_matches(value, words, n=1) if token.type != "$END" else []
+    if word_guess:
+        help_text = f"did you mean `{word_guess[0]}`?"
     if keywords and not help_text:
         help_text = f"expected one of: {', '.join(sorted(keywords))}"
     return Diagnostic("E001", Severity.ERROR, f"unexpected {found}", span, help_text)

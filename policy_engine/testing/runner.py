@@ -4,6 +4,10 @@ Test blocks live in any `.policy` file of the set (by convention in
 `*_test.policy` files beside the policies). Each runs the whole set's chain
 unless it says `only`. The side defaults to the one the conformance suite
 assumes (a client: sending requests, receiving responses).
+
+Each test starts with no rate-limit counters and a virtual clock at zero;
+`calls N every D` sends its message N times, D apart on that clock, so a
+limit is tested without sleeping, and the expectations are the last call's.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from pydantic import ValidationError
 from ..chain import side_for
 from ..compiler import PolicySet, RuleRef
 from ..compiler.jsonpath import CompiledPath, PayloadTooDeep, compile_path
+from ..compiler.rate_limits import RateLimitRuntime
 from ..language import ast
 from ..language.path_syntax import parse_path
+from ..limits import MemoryLimitStore
 from ..wire import ChainExecutionParams, ChainExecutionResult, InvocationContext, Phase, Side
 from .local_chain import TracingProvider, run_local_chain
 
@@ -262,7 +268,7 @@ async def run_tests(policy_set: PolicySet, name_filter: str | None = None) -> Te
         except InvalidTestCase as exc:
             cases.append(CaseResult(file, case.name, case.span.line, False, [str(exc)]))
             continue
-        result = await run_local_chain(provider, params, side)
+        result = await _run_calls(policy_set, provider, case, params, side)
         codes: set[str] = set()
         for _, trace in provider.traces:
             for event in trace.events:
@@ -284,6 +290,38 @@ async def run_tests(policy_set: PolicySet, name_filter: str | None = None) -> Te
         )
     coverage = Coverage(dict(rules), fired, held_back)
     return TestReport(cases, coverage, time.perf_counter() - started)
+
+
+class _VirtualClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def _run_calls(
+    policy_set: PolicySet,
+    provider: TracingProvider,
+    case: ast.TestBlock,
+    params: ChainExecutionParams,
+    side: Side,
+) -> ChainExecutionResult:
+    """The case's message, `calls N` times on a fresh virtual clock; the last result."""
+    calls = next((s for s in case.statements if isinstance(s, ast.Calls)), None)
+    count = int(calls.count) if calls is not None else 1
+    every = calls.every_seconds if calls is not None else 0.0
+    clock = _VirtualClock()
+    real = policy_set.rate_limits
+    policy_set.rate_limits = RateLimitRuntime(MemoryLimitStore(clock=clock), real.fingerprinter)
+    try:
+        result = await run_local_chain(provider, params, side)
+        for _ in range(count - 1):
+            clock.now += every
+            result = await run_local_chain(provider, params, side)
+        return result
+    finally:
+        policy_set.rate_limits = real
 
 
 def _mutator_paths(policy_set: PolicySet) -> dict[str, str]:

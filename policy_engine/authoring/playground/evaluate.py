@@ -176,6 +176,8 @@ def _trace(result: ChainExecutionResult, traces: dict[str, Trace]) -> list[dict[
                 "modified": entry.modified,
                 "error": entry.error,
                 "rules": rules,
+                # Each rate limit's counter, limit and window (`eval --explain` prints the same).
+                "counters": list(trace.counters) if trace is not None else [],
             }
         )
     return out

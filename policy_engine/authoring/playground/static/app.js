@@ -186,7 +186,7 @@ function renderTrace(evaluation) {
           const what = r.message ? `: ${esc(r.message)}` : "";
           return `<li class="fired">&#10003; ${esc(r.kind)} ${esc(r.code)}${where}${what} ${link}</li>`;
         })
-        .join("");
+        .join("") + (entry.counters || []).map((c) => `<li class="quiet">~ ${esc(c)}</li>`).join("");
       return `<li><b>${esc(entry.type)} ${esc(entry.interceptor)}</b>${audit}: <span class="outcome-${outcome}">${outcome}</span>` +
         (entry.error ? ` <span class="outcome-error">${esc(entry.error)}</span>` : "") + `<ul>${rules}</ul></li>`;
     })
