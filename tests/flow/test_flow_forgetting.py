@@ -21,6 +21,8 @@ from mcp import MCPError
 from .conftest import RedisServer
 from .test_flow_replicas import READ, RESULT, SECRET, WRITE, served, write_guard
 
+pytestmark = pytest.mark.e2e
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
 from gateway_harness import gateway_client

@@ -30,6 +30,10 @@ from policy_engine.interception import ChainRun
 from policy_engine.server.decision_log import DecisionLog
 from policy_engine.wire import ChainExecutionResult
 
+import pytest
+
+pytestmark = pytest.mark.e2e
+
 LIMIT = 120
 # The secret redactor hooks every event (`on * both`), so every method is on record.
 POLICIES = [ROOT / "policies" / "tool-guard.policy", ROOT / "policies" / "secrets.policy"]

@@ -41,6 +41,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from policy_engine.gateway.backend import Backend, BackendError, BackendSpec
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 60
 REASON = "string is not valid Unicode (a lone surrogate)"
 HOSTILE_ARGS = {

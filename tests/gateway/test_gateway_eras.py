@@ -9,6 +9,8 @@ import anyio
 import pytest
 from gateway_harness import everything, front_client, recorder, text_of
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 60
 
 

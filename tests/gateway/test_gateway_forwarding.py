@@ -14,6 +14,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from gateway_harness import HERE, ROOT, gateway_argv, gateway_client
 from mcp.shared.exceptions import MCPError
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 60
 SCRIPTED = f"scripted={sys.executable} {HERE / 'scripted_backend.py'}"
 INIT = {

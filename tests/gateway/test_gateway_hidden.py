@@ -25,6 +25,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from pydantic import FileUrl
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 90
 PAGING = HERE / "paging_backend.py"
 POLICIES = [ROOT / "policies" / "tool-filter.policy", HERE / "policies" / "hidden_items.policy"]

@@ -18,6 +18,10 @@ import anyio
 import httpx2
 from gateway_harness import RECORDER, calls, free_port, http_gateway, running
 
+import pytest
+
+pytestmark = pytest.mark.e2e
+
 LIMIT = 60
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 ENVELOPE = {

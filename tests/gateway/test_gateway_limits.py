@@ -24,6 +24,8 @@ from gateway_harness import (
 )
 from mcp.shared.exceptions import MCPError
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 120
 BIG = "x" * 5_300_000
 """A 5.3 MB payload: past the 4 MiB default, as a large file read through a backend is."""

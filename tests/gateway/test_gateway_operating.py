@@ -17,6 +17,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from policy_engine.gateway import ConfigError, load_config
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 60
 TOKEN = "GITHUB_PERSONAL_ACCESS_TOKEN"
 

@@ -17,6 +17,8 @@ from gateway_harness import ROOT, free_port, gateway_argv, recorder, text_of, wa
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+pytestmark = pytest.mark.e2e
+
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 

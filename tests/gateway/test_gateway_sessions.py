@@ -15,6 +15,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from policy_engine.gateway import ConfigError, load_config
 
+pytestmark = pytest.mark.e2e
+
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INITIALIZE = {
     "jsonrpc": "2.0",

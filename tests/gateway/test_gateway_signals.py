@@ -17,6 +17,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 90
 BLOCK_ECHO = """
 validator no-echo-{word} "No echo of {word}" {{
