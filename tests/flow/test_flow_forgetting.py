@@ -21,14 +21,14 @@ from mcp import MCPError
 from .conftest import RedisServer
 from .test_flow_replicas import READ, RESULT, SECRET, WRITE, served, write_guard
 
-pytestmark = pytest.mark.e2e
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
 from gateway_harness import gateway_client
 from server_harness import http_client, request
 
 from .test_flow_gateway import GUARD, two_backends
+
+pytestmark = pytest.mark.e2e
 
 CLEAN = {"name": "write_query", "arguments": {"sql": "insert 'nothing secret'"}}
 

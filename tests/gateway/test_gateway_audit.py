@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from gateway_harness import (
     ROOT,
     Wire,
@@ -29,8 +30,6 @@ from policy_engine.gateway.decision_log import GatewayDecisionLog, SessionBudget
 from policy_engine.interception import ChainRun
 from policy_engine.server.decision_log import DecisionLog
 from policy_engine.wire import ChainExecutionResult
-
-import pytest
 
 pytestmark = pytest.mark.e2e
 

@@ -16,9 +16,8 @@ from typing import Any
 
 import anyio
 import httpx2
-from gateway_harness import RECORDER, calls, free_port, http_gateway, running
-
 import pytest
+from gateway_harness import RECORDER, calls, free_port, http_gateway, running
 
 pytestmark = pytest.mark.e2e
 
