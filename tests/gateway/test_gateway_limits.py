@@ -54,7 +54,11 @@ async def test_max_payload_bytes_lets_a_big_payload_through_both_ways(tmp_path: 
     args = ["--backend", recorder(tmp_path / "calls.log"), "--max-payload-bytes", "16000000"]
     with anyio.fail_after(LIMIT):
         async with gateway_client(*args, policies=REDACTORS) as client:
-            assert text_of(await client.call_tool("echo", {"text": BIG})) == BIG
+            try:
+                answer = await client.call_tool("echo", {"text": BIG})
+            except MCPError as exc:  # say which interceptor failed, and why
+                pytest.fail(f"refused: {exc.error.message} {exc.error.data}")
+            assert text_of(answer) == BIG
 
 
 def _padded(request_id: str) -> bytes:
