@@ -237,7 +237,9 @@ def v_jwt() -> str:
     sig = (
         base64.urlsafe_b64encode(bytes(rng.getrandbits(8) for _ in range(32))).rstrip(b"=").decode()
     )
-    return f"{enc({'alg': 'RS256', 'kid': chars(HEXL, 8)})}.{enc({'sub': rng.choice(PEOPLE), 'exp': n(1_800_000_000, 1_900_000_000)})}.{sig}"
+    header = enc({"alg": "RS256", "kid": chars(HEXL, 8)})
+    claims = enc({"sub": rng.choice(PEOPLE), "exp": n(1_800_000_000, 1_900_000_000)})
+    return f"{header}.{claims}.{sig}"
 
 
 # --- contexts: each returns the text around a value (the value appears once) -----
@@ -284,7 +286,8 @@ def c_json_escaped(label: str, value: str) -> str:
 
 
 def c_ticket(label: str, value: str) -> str:
-    return f'Ticket #{n(1000, 9999)} ({rng.choice(PEOPLE).title()}): customer wrote "{label}{value}" - please check.\n'
+    who = f"Ticket #{n(1000, 9999)} ({rng.choice(PEOPLE).title()})"
+    return f'{who}: customer wrote "{label}{value}" - please check.\n'
 
 
 CONTEXTS: dict[str, Callable[[str, str], str]] = {
