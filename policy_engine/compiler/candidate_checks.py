@@ -49,6 +49,7 @@ from types import MappingProxyType
 __all__ = [
     "CANDIDATE_CHECKS",
     "IBAN_LENGTHS",
+    "aws_secret_check",
     "high_entropy",
     "iban_valid",
     "ipv6_plausible",
@@ -175,6 +176,21 @@ def secret_value_check(value: str) -> bool:
     return _character_kinds(value) >= 2 and high_entropy(value)
 
 
+_AWS_SECRET_BITS = 4.0
+_ALL_KINDS = 3
+
+
+def aws_secret_check(value: str) -> bool:
+    """The "aws_secret" check: 40 characters drawn at random from base64.
+
+    Stricter than "entropy" because the value may have no label at all: a
+    random 40-character base64 string has every character kind many times
+    over and about 4.8 bits per character; hex digests (one case), paths
+    and words do not.
+    """
+    return _character_kinds(value) == _ALL_KINDS and high_entropy(value, _AWS_SECRET_BITS)
+
+
 def ipv6_plausible(value: str) -> bool:
     """The "ipv6" check: an address has a digit; ``a::b`` and ``dead::beef`` are words."""
     return any("0" <= ch <= "9" for ch in value)
@@ -202,6 +218,7 @@ CANDIDATE_CHECKS: Mapping[str, Callable[[str], bool]] = MappingProxyType(
         "luhn": luhn_valid,
         "iban": iban_valid,
         "entropy": secret_value_check,
+        "aws_secret": aws_secret_check,
         "ipv6": ipv6_plausible,
         "password": password_check,
     }

@@ -102,7 +102,10 @@ _EMAIL = (
 _SSN_AREA = r"(?:00[1-9]|0[1-9][0-9]|[1-57-8][0-9]{2}|6(?:[0-57-9][0-9]|6[0-57-9]))"
 _SSN_GROUP = r"(?:0[1-9]|[1-9][0-9])"
 _SSN_SERIAL = r"(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
-_SSN_KEYWORD = r"(?i:\bssn|social[\s_-]?security(?:[\s_-]?(?:number|num|no)\.?)?)"
+_SSN_KEYWORD = (
+    r"(?i:\bssn|\bss(?:#|[\s_-]?no\b)|\bsoc(?:ial)?[\s_-]?sec(?:urity)?(?:[\s_-]?(?:number|num|no)\.?)?"
+    r"|\bsocial\b)"
+)
 _SSN = (
     r"(?:^|[^A-Za-z0-9-])[0-9]{9}(?:\b|_)"
     rf"|(?:{_SSN_KEYWORD}{_NEAR}|{_START})"
@@ -130,19 +133,30 @@ _CREDIT_CARD = (
 # Either "+" and 7-15 digits (the E.164 limit) with light punctuation between
 # digits, or a NANP number that has separators (area and exchange start 2-9).
 # "+" or "(" must not follow a letter or digit, so sums like 3+14155550132
-# and calls like f(415) 555-0132 are not numbers. National numbers without a
-# country code ("020 7946 0958", "0612345678") and bare ten-digit NANP numbers
-# count only right after a phone keyword: the first branch skips them.
+# and calls like f(415) 555-0132 are not numbers.
 _PHONE_KEYWORD = (
     r"(?i:\b(?:phone|tel|telephone|mobile|cell|fax|call|whatsapp)(?:[\s_-]?(?:number|num|no)\.?)?)"
 )
-_PHONE_NATIONAL = r"0[1-9](?:[ .-]?[0-9]){7,10}|[2-9][0-9]{2}[2-9][0-9]{6}"
+# Compact or dashed national numbers ("0612345678", bare ten-digit NANP) count
+# only right after a phone keyword: the first branch skips them otherwise.
+_PHONE_NATIONAL = r"0[1-9](?:-?[0-9]){7,10}|[2-9][0-9]{2}[2-9][0-9]{6}"
+# National numbers printed in the groups their countries use (UK 020 7946 0958,
+# 0161 496 0000, 07700 900123; FR 01 23 45 67 89; AU 02 9876 5432; DE 030
+# 741728) are phones with or without a keyword: a trunk "0", then groups split
+# by single spaces (or five dotted pairs), never a date's 2-2-4. Runs of
+# spaced four-digit groups that start with another digit (a card printed
+# 4-4-4-4) are skipped, so their inner "0150 9391 4209" is not a phone.
+_PHONE_GROUPED = (
+    r"0[1-9][0-9]{0,3}\x20[0-9]{3,4}\x20[0-9]{3,4}|0[1-9][0-9]{1,3}\x20[0-9]{6,8}"
+    r"|0[1-9](?:\x20[0-9]{2}){4}|0[1-9](?:\.[0-9]{2}){4}"
+)
 _PHONE = (
     rf"{_START}(?:{_PHONE_NATIONAL}){_END}"
+    r"|(?:^|[^A-Za-z0-9+])[1-9][0-9]{3}(?:\x20[0-9]{4}){2,}"
     rf"|(?:{_PHONE_KEYWORD}{_NEAR}|{_START})(?P<value>"
     r"\+[1-9](?:[ ().-]{0,2}[0-9]){6,14}"
     r"|(?:1[ .-])?(?:\([2-9][0-9]{2}\)\x20?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}"
-    rf"|{_PHONE_NATIONAL}){_END}"
+    rf"|{_PHONE_GROUPED}|{_PHONE_NATIONAL}){_END}"
 )
 
 # Skipped: dotted runs of five or more numbers (part numbers, OIDs) and
@@ -150,13 +164,16 @@ _PHONE = (
 # 1.2.3.4, v10.0.0.1, build 4.18.0.30, SKU 12.34.56.78, foo==1.2.3.4,
 # pkg@1.2.3.4), which the IPv4 shape cannot tell from an address.
 _VERSION_WORD = (
-    r"(?i:(?:^|[^A-Za-z0-9])(?:v|version|ver|release|rel|build|firmware|fw|kernel|windows|chrome"
-    r"|firefox|safari|android|ios|macos|sdk|sku|part|p/n|pn|oid|section)\.?[\s:/=#]{0,3})"
+    r"(?i:(?:(?:^|[^A-Za-z0-9])(?:v|ver|release|rel|build|firmware|fw|kernel|windows|chrome"
+    r"|firefox|safari|android|ios|macos|sdk|sku|part|p/n|pn|oid|section|driver|runtime|bump(?:ed)?"
+    r"\s+to)|version)\.?[\s:/=#\"'(]{0,3})"
 )
+# A quad glued to a name by "-" (tool-1.2.3.4.zip) or followed by ".word" or
+# "-rc1" is a file name or a version, not an address.
 _IPV4 = (
-    rf"(?:{_VERSION_WORD}|==|~=|>=|<=|@|\^|~)[0-9]+(?:\.[0-9]+)*"
+    rf"(?:{_VERSION_WORD}|==|~=|>=|<=|@|\^|~|[A-Za-z]-)[0-9]+(?:\.[0-9]+)*"
     r"|(?:^|[^A-Za-z0-9.])[0-9]+(?:\.[0-9]+){4,}"
-    rf"|(?:^|[^A-Za-z0-9.])(?P<value>{_IPV4_CORE}){_END}"
+    rf"|(?:^|[^A-Za-z0-9.])(?P<value>{_IPV4_CORE})(?:[^A-Za-z0-9.-]|\.[^A-Za-z0-9]|-[^A-Za-z]|[.-]?$)"
 )
 
 # Alternatives ordered so that leftmost-first picks the longest reading:
@@ -166,13 +183,15 @@ _IPV4 = (
 # for an address. The "ipv6" check wants a digit: "a::b" and "dead::beef" are
 # not addresses anyone writes.
 _IPV6 = (
-    r"(?:^|[^A-Za-z0-9:])(?P<value>"
+    r"(?i:fingerprint|md5|sha-?(?:1|256|512)|pin-sha[0-9]+|gpg)[\s:=]{1,3}[0-9A-Fa-f:]+"
+    r"|(?:^|[^A-Za-z0-9:])[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){8,}"
+    r"|(?:^|[^A-Za-z0-9:])(?P<value>"
     rf"::(?:[Ff]{{4}}(?::0{{1,4}})?:)?{_IPV4_CORE}"
     rf"|{_HEX16}(?::{_HEX16}){{7}}"
     rf"|{_HEX16}(?::{_HEX16}){{1,6}}::(?:{_HEX16}(?::{_HEX16}){{0,5}})?"
     rf"|{_HEX16}::{_HEX16}(?::{_HEX16}){{0,5}}"
     rf"|::{_HEX16}(?::{_HEX16}){{0,6}}"
-    r")(?:[^0-9A-Za-z]|$)"
+    r")(?:[^0-9A-Za-z:]|:[^0-9A-Za-z:]|:?$)"
 )
 
 # Country, check digits, then BBAN either compact or printed in groups of 4.
@@ -185,13 +204,21 @@ _IBAN = (
 # users/roles/policies (AIDA, AROA, ...) are identifiers, not secrets.
 _AWS_ACCESS_KEY = rf"{_START}(?P<value>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}){_END}"
 
-# 40 base64 characters after a label that says "aws secret" or AWS's own
-# "secret access key". No leading \b, so MY_AWS_SECRET_ACCESS_KEY still counts.
-# The value must end there, so a longer value is not cut down to 40.
+# Exactly 40 base64 characters: after a label that says "aws secret" or AWS's
+# own "secret access key" (no leading \b, so MY_AWS_SECRET_ACCESS_KEY counts),
+# after an access key id (AKIA... / secret, a credentials CSV row), or on
+# their own. The value must end there, so a longer value is not cut down to
+# 40, and a bare value may not touch "_", "." or "-" (a piece of a JWT, a
+# file name) except as markdown emphasis or a full stop. The "aws_secret"
+# check wants lowercase, uppercase and digits and 4 bits of entropy per
+# character, which a git SHA, a word or a path does not have.
 _AWS_SECRET_KEY = (
-    r"(?:aws[_.\x20-]?secret[_.\x20-]?(?:access[_.\x20-]?)?|secret[_.\x20-]?access[_.\x20-]?)key"
+    r"(?:(?:aws[_.\x20-]?secret[_.\x20-]?(?:access[_.\x20-]?)?|secret[_.\x20-]?access[_.\x20-]?)key"
     + _ASSIGN
-    + r"(?P<value>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"
+    + r"|aws[_.\x20-]?secret[\x20:=]{1,3}"
+    r"|(?:^|[^A-Za-z0-9])(?:AKIA|ASIA)[A-Za-z0-9]{16}(?:[\s,:;/|]{1,3}|\s(?:and|secret)\s)"
+    r"|(?:^|[^A-Za-z0-9/+_.-]_?))(?P<value>[A-Za-z0-9/+]{40})"
+    r"(?:[^A-Za-z0-9/+=_.-]|[._](?:[^A-Za-z0-9]|$)|$)"
 )
 
 # Classic tokens have 36 characters after the prefix; 20 or more are taken
@@ -266,8 +293,10 @@ _JWT = (
 # keyword on). The regex only finds candidates: the "entropy" check decides.
 _API_KEY = (
     r"(?:api[_.\x20-]?(?:key|secret|token)|apikey|access[_.\x20-]?(?:key|token)"
-    r"|auth[_.\x20-]?token|client[_.\x20-]?secret|secret|token)[A-Za-z0-9_-]{0,16}"
-    + _ASSIGN
+    r"|auth[_.\x20-]?token|client[_.\x20-]?secret|secret|token"
+    r"|(?:signing|encryption|master|subscription|account|service|license|licence|private)"
+    r"[_.\x20-]?key)[A-Za-z0-9_-]{0,16}"
+    + rf"(?:{_ASSIGN}|\x20)"
     + r"(?P<value>[A-Za-z0-9_+/~-][A-Za-z0-9_+/~.=-]{14,}[A-Za-z0-9_+/~=-])"
 )
 
@@ -302,8 +331,8 @@ BUILTIN_PATTERNS: Mapping[str, BuiltinPattern] = _table(
     BuiltinPattern(
         "AWS_SECRET_KEY",
         _AWS_SECRET_KEY,
-        "An AWS secret access key assigned to an AWS-secret label.",
-        check="entropy",
+        "An AWS secret access key: 40 random base64 characters, labelled or not.",
+        check="aws_secret",
         case_insensitive=True,
     ),
     BuiltinPattern("GITHUB_TOKEN", _GITHUB_TOKEN, "A GitHub classic or fine-grained token."),

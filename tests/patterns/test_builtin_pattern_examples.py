@@ -47,6 +47,7 @@ def _b64url(data: bytes) -> str:
 
 AWS_ID_BODY = "EXAMPLE0FAKE0KEY"  # 16 characters
 AWS_SECRET = "Zx9fakeEXAMPLEkey/0123456789+abcdefGHIJK"  # 40 characters
+HEX_KEY = "8f14e45fceea167a5a36dedd4bea2543"  # 32 hex digits
 GH_BODY = "EXAMPLE" * 5 + "x"  # 36 characters
 GH_PAT = "github" + "_pat_" + "11FAKE0EXAMPLE0000000A" + "_" + "Fake0" * 11 + "Exam"
 SLACK_BOT = "xo" + "xb-" + "1234567890-1234567890123-" + "EXAMPLEexampleEXAMPLEexa"
@@ -94,6 +95,22 @@ PGP_BLOCK = pem("PGP PRIVATE KEY BLOCK", "Version: Fake 1\n\nlQOYBFakeFAKEfake00
 
 # (pattern, text, the exact substring that must be the only finding)
 POSITIVES: list[tuple[str, str, str]] = [
+    # Issue 30: shapes real text has that the packs used to miss.
+    ("AWS_SECRET_KEY", f"AKIAIOSFODNN7EXAMPLE,{AWS_SECRET}", AWS_SECRET),
+    ("AWS_SECRET_KEY", f"creds AKIAIOSFODNN7EXAMPLE / {AWS_SECRET} ok", AWS_SECRET),
+    ("AWS_SECRET_KEY", f"aws secret {AWS_SECRET}", AWS_SECRET),
+    ("AWS_SECRET_KEY", f"echo '{AWS_SECRET}'", AWS_SECRET),
+    ("PHONE", "call the office on 020 7946 0958 today", "020 7946 0958"),
+    ("PHONE", "contact: 0161 496 0000", "0161 496 0000"),
+    ("PHONE", "mobile 07700 900123", "07700 900123"),
+    ("PHONE", "<tel>01 23 45 67 89</tel>", "01 23 45 67 89"),
+    ("PHONE", "au: 02 9876 5432", "02 9876 5432"),
+    ("SSN", "SSN# 123456789", "123456789"),
+    ("SSN", "ss#: 123456789", "123456789"),
+    ("SSN", "soc sec no 123456789", "123456789"),
+    ("API_KEY", f"signing_key: {HEX_KEY}", HEX_KEY),
+    ("API_KEY", "webhook secret Zx9fakeEXAMPLEkey0123456789", "Zx9fakeEXAMPLEkey0123456789"),
+    ("IPV4", "range 10.0.0.1-9", "10.0.0.1"),
     ("EMAIL", "Contact alice.smith+tag@mail.example.co.uk.", "alice.smith+tag@mail.example.co.uk"),
     ("EMAIL", "from: <bob@example.org>", "bob@example.org"),
     ("EMAIL", "write x_y-z@sub-domain.example.io, thanks", "x_y-z@sub-domain.example.io"),
@@ -243,6 +260,23 @@ POSITIVES: list[tuple[str, str, str]] = [
 ]
 
 NEGATIVES: list[tuple[str, str]] = [
+    # Issue 30: versions, MACs, times and colon hashes are not addresses.
+    ("IPV4", "Driver Version 31.0.15.3623"),
+    ("IPV4", 'AssemblyVersion("1.2.3.4")'),
+    ("IPV4", "tool-1.2.3.4.zip"),
+    ("IPV4", "ships 1.2.3.4-rc1 today"),
+    ("IPV4", "bumped to 2.0.1.5"),
+    ("IPV6", "MD5 43:51:43:a1:b5:fc:8b:b7:0a:3a:a9:b1:0f:66:73:a8"),
+    ("IPV6", "fingerprint 1a2b:3c4d:5e6f:7a8b:9c0d:1e2f:3a4b:5c6d"),
+    ("IPV6", "1a2b:3c4d:5e6f:7a8b:9c0d:1e2f:3a4b:5c6d:7e8f:9a0b"),
+    ("IPV6", "00:1a:2b:3c:4d:5e"),
+    ("IPV6", "at 12:30:45.123"),
+    ("PHONE", "card 3748 0150 9391 4209"),
+    ("PHONE", "on 05 03 2024"),
+    ("PHONE", "01.02.2024 10:30"),
+    ("AWS_SECRET_KEY", "commit 3f786850e387550fdab836ed7e6dc881de23001b"),
+    ("AWS_SECRET_KEY", "see com/policyc/policyc/blob/main/Docs/Read"),
+    ("SSN", "order 123456789"),
     ("EMAIL", "alice@localhost"),
     ("EMAIL", "bob@@example.com"),
     ("EMAIL", "handle @example.com"),
@@ -299,7 +333,6 @@ NEGATIVES: list[tuple[str, str]] = [
     ("AWS_ACCESS_KEY", f"user id AIDA{AWS_ID_BODY}"),
     ("AWS_ACCESS_KEY", f"glued xAKIA{AWS_ID_BODY}"),
     ("AWS_SECRET_KEY", "aws_secret_access_key=" + "a" * 40),
-    ("AWS_SECRET_KEY", f"secret_key={AWS_SECRET}"),
     ("AWS_SECRET_KEY", f"aws_secret_access_key={AWS_SECRET[:-1]}"),
     ("AWS_SECRET_KEY", f"aws_secret_access_key={AWS_SECRET}K"),
     ("AWS_SECRET_KEY", "aws_secret_access_key: <your secret here>"),

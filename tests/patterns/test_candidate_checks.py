@@ -206,7 +206,7 @@ def test_password_check(value: str, expected: bool) -> None:
 
 
 def test_check_table() -> None:
-    assert set(CANDIDATE_CHECKS) == {"luhn", "iban", "entropy", "ipv6", "password"}
+    assert set(CANDIDATE_CHECKS) == {"luhn", "iban", "entropy", "aws_secret", "ipv6", "password"}
     assert CANDIDATE_CHECKS["luhn"] is luhn_valid
     assert CANDIDATE_CHECKS["iban"] is iban_valid
     assert CANDIDATE_CHECKS["entropy"] is secret_value_check

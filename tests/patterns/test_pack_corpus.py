@@ -29,9 +29,10 @@ from pack_score import (  # noqa: E402
 from policy_engine.compiler import compile_policies, compile_sources  # noqa: E402
 
 CORPUS = ROOT / "tests" / "patterns" / "corpus" / "records.jsonl"
+HELDOUT = ROOT / "tests" / "patterns" / "corpus" / "heldout" / "heldout.jsonl"
 PACKS = ("secret-redactor", "pii-redactor")
 
-RECALL_GOAL = 0.97
+RECALL_GOAL = 0.98
 FALSE_POSITIVE_GOAL = 0.01
 # No type may hide behind the average.
 TYPE_RECALL_FLOOR = 0.90
@@ -61,17 +62,27 @@ def test_the_corpus_is_as_large_and_varied_as_promised(records: list[Record]) ->
         assert bool(record.spans) == (record.kind == "positive"), record.id
 
 
-def test_the_corpus_is_what_its_generator_writes(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("script", "committed"),
+    [
+        (CORPUS.parent / "generate.py", CORPUS),
+        (HELDOUT.parent / "generate.py", HELDOUT),
+    ],
+    ids=["tuning", "heldout"],
+)
+def test_the_corpus_is_what_its_generator_writes(
+    tmp_path: Path, script: Path, committed: Path
+) -> None:
     """Seeded: running the committed generator reproduces the committed file."""
-    script = ROOT / "tests" / "patterns" / "corpus" / "generate.py"
-    source = script.read_text(encoding="utf-8").replace(
-        'OUT = Path(__file__).resolve().parent / "records.jsonl"',
-        f"OUT = Path({str(tmp_path / 'records.jsonl')!r})",
-    )
+    line = f'OUT = Path(__file__).resolve().parent / "{committed.name}"'
+    source = script.read_text(encoding="utf-8")
+    assert line in source
     copy = tmp_path / "generate.py"
-    copy.write_text(source, encoding="utf-8")
+    copy.write_text(
+        source.replace(line, f"OUT = Path({str(tmp_path / committed.name)!r})"), encoding="utf-8"
+    )
     subprocess.run([sys.executable, str(copy)], check=True, capture_output=True)
-    assert (tmp_path / "records.jsonl").read_bytes() == CORPUS.read_bytes()
+    assert (tmp_path / committed.name).read_bytes() == committed.read_bytes()
 
 
 def test_recall_meets_the_goal(report: Report) -> None:
@@ -97,6 +108,26 @@ def test_the_report_names_every_type_and_category(report: Report, records: list[
     }
     assert json.loads(json.dumps(figures)) == figures
     assert "recall" in report.render()
+
+
+# --- the held-out split: measured, never tuned against ------------------------
+
+# The figures of docs/patterns.md on the held-out split after the tuning of
+# issue 30 (97.9% recall, 3.7% false positives): a floor against regressions,
+# not a goal met (the goal is 98% and 1%; see the docs for what is left).
+HELDOUT_RECALL_FLOOR = 0.979
+HELDOUT_FALSE_POSITIVE_CEILING = 0.038
+
+
+def test_the_heldout_split_does_not_regress() -> None:
+    records = load_corpus(HELDOUT)
+    assert len({r.context for r in records}) >= 7
+    assert not {r.text for r in records} & {r.text for r in load_corpus(CORPUS)}
+    report = score(compile_policies([ROOT / "policies"]), PACKS, records)
+    assert report.recall >= HELDOUT_RECALL_FLOOR, report.render()
+    assert report.false_positive_rate <= HELDOUT_FALSE_POSITIVE_CEILING, report.render()
+    assert report.damaged_records == 0
+    assert report.unaligned == 0
 
 
 # --- the scorer itself ---------------------------------------------------------

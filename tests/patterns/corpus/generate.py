@@ -205,6 +205,20 @@ def phone_national() -> str:
     )
 
 
+def phone_grouped() -> str:
+    """National numbers printed in groups, as people write them without a country code."""
+    return pick(
+        f"020 {ri(7000, 8999)} {ri(0, 9999):04d}",
+        f"0{ri(113, 199)} {ri(200, 999)} {ri(0, 9999):04d}",
+        f"07{ri(100, 999)} {ri(100000, 999999)}",
+        f"0{ri(1, 9)} {ri(10, 99)} {ri(10, 99)} {ri(10, 99)} {ri(10, 99)}",
+        f"0{ri(1, 9)}.{ri(10, 99)}.{ri(10, 99)}.{ri(10, 99)}.{ri(10, 99)}",
+        f"0{ri(2, 8)} {ri(1000, 9999)} {ri(1000, 9999)}",
+        f"04{ri(10, 99)} {ri(100, 999)} {ri(100, 999)}",
+        f"089 {ri(1000, 9999)} {ri(100, 9999)}",
+    )
+
+
 def ipv4() -> str:
     first = rng.choice([10, 172, 192, 203, 198, 100, 54, 35, 8, 34, 52, 13])
     return f"{first}.{ri(0, 255)}.{ri(0, 255)}.{ri(1, 254)}"
@@ -307,7 +321,13 @@ def vendor_key() -> str:
 
 
 def opaque_token() -> str:
-    return pick(mixed(rng.choice([32, 40, 64])), rand(HEX, 40), mixed(43, B62 + "-_"))
+    return pick(
+        mixed(rng.choice([32, 40, 64])),
+        rand(HEX, 40),
+        mixed(43, B62 + "-_"),
+        rand(HEX, rng.choice([32, 64])),
+        mixed(44, B64),
+    )
 
 
 def private_key() -> str:
@@ -550,8 +570,25 @@ LABELS_API = [
     "SERVICE_API_KEY",
     "app_secret",
     "private_token",
+    "signing_key",
+    "encryption_key",
+    "master_key",
+    "subscription_key",
+    "account_key",
+    "shared_secret",
+    "secret_key",
 ]
-LABELS_SSN = ["ssn", "SSN", "social_security_number", "Social Security No", "SSN on file"]
+LABELS_SSN = [
+    "ssn",
+    "SSN",
+    "social_security_number",
+    "Social Security No",
+    "SSN on file",
+    "SSN#",
+    "ss#",
+    "soc sec no",
+    "social",
+]
 LABELS_PHONE = ["phone", "tel", "mobile", "Phone number", "cell", "call me at"]
 
 TYPES: dict[str, tuple[Callable[[], str], list[str] | None]] = {
@@ -561,11 +598,13 @@ TYPES: dict[str, tuple[Callable[[], str], list[str] | None]] = {
     "card": (card, None),
     "phone": (phone_international, None),
     "phone_national": (phone_national, LABELS_PHONE),
+    "phone_national_bare": (phone_grouped, None),
     "ipv4": (ipv4, None),
     "ipv6": (ipv6, None),
     "iban": (iban, None),
     "aws_access_key": (aws_access_key, None),
     "aws_secret_key": (aws_secret_key, LABELS_AWS_SECRET),
+    "aws_secret_key_bare": (aws_secret_key, None),
     "github_token": (github_token, None),
     "slack_token": (slack_token, None),
     "stripe_key": (stripe_key, None),
@@ -602,6 +641,22 @@ def record(type_name: str, context: str, text: str, rendered: str) -> dict[str, 
         "text": text,
         "spans": [[start, start + len(rendered), type_name]],
     }
+
+
+def aws_key_pair() -> dict[str, object]:
+    """An AWS secret written right after its key id, with no label of its own."""
+    while True:
+        key_id, secret = aws_access_key(), aws_secret_key()
+        joined = key_id + pick(" / ", ",", " ", ":", "\t", " and ")
+        context = rng.choice([c for c in CONTEXTS if c != "url_query"])
+        text, _ = CONTEXTS[context](pick("", "", "aws creds", "keys"), joined + secret)
+        found = record("aws_secret_key_paired", context, text, secret)
+        if found is not None and text.count(key_id) == 1:
+            start = text.find(key_id)
+            spans = found["spans"]
+            assert isinstance(spans, list)
+            spans.append([start, start + len(key_id), "aws_access_key"])
+            return found
 
 
 def bearer() -> dict[str, object]:
@@ -972,7 +1027,73 @@ def low_entropy_label() -> str:
     )
 
 
+def version_in_context() -> str:
+    a, b, c, d = ri(1, 12), ri(0, 30), ri(0, 99), ri(0, 9999)
+    return pick(
+        f"Driver Version {a}.{b}.{c}.{d}",
+        f"FileVersion={a}.{b}.{c}.{d}",
+        f'appVersion: "{a}.{b}.{c}.{d}"',
+        f"tool-{a}.{b}.{c}.{d}.zip",
+        f"Release {a}.{b}.{c}.{d}.{ri(1, 99)}",
+        f"bumped to {a}.{b}.{c}.{d}",
+        f"dotnet runtime {a}.{b}.{c}.{d}",
+        f"build=10.0.{ri(0, 255)}.{ri(1, 254)}",
+        f"ver. {a}.{b}.{c}.{d}",
+        f"({a}.{b}.{c}.{d}-rc{ri(1, 5)})",
+    )
+
+
+def mac_address() -> str:
+    octets = [rand(HEX, 2) for _ in range(6)]
+    return pick(
+        ":".join(octets),
+        ":".join(octets).upper(),
+        "-".join(octets).upper(),
+        f"link/ether {':'.join(octets)} brd ff:ff:ff:ff:ff:ff",
+        f"{''.join(octets[:2])}.{''.join(octets[2:4])}.{''.join(octets[4:])}",
+    )
+
+
+def clock_time() -> str:
+    h, m, s = ri(0, 23), ri(0, 59), ri(0, 59)
+    return pick(
+        f"{h:02d}:{m:02d}:{s:02d}",
+        f"elapsed {h:02d}:{m:02d}:{s:02d}.{ri(0, 999999):06d}",
+        f"{ri(1, 30)}:{h:02d}:{m:02d}:{s:02d} uptime",
+        f"aspect {ri(1, 21)}:{ri(1, 9)}",
+        f"John {ri(1, 21)}:{ri(1, 40)}",
+        f"{h:02d}:{m:02d}:{s:02d}:{ri(0, 99):02d} timecode",
+    )
+
+
+def colon_hash() -> str:
+    return pick(
+        "MD5 " + ":".join(rand(HEX, 2) for _ in range(16)),
+        "SHA256 Fingerprint=" + ":".join(rand("0123456789ABCDEF", 2) for _ in range(32)),
+        "fingerprint " + ":".join(rand(HEX, 4) for _ in range(ri(9, 16))),
+        "pin-sha1 " + ":".join(rand(HEX, 2) for _ in range(20)),
+        "gpg " + ":".join(rand("0123456789ABCDEF", 4) for _ in range(10)),
+    )
+
+
+def hex_after_label() -> str:
+    return pick(
+        "request_id=" + rand(HEX, 32),
+        "span: " + rand(HEX, 16),
+        "content_sha256: " + rand(HEX, 64),
+        "digest = " + rand(HEX, 40),
+        "object_key: uploads/" + rand(HEX, 32) + ".png",
+        "blob " + rand(HEX, 40),
+        "key_id: " + rand(string.digits, 8),
+    )
+
+
 NEGATIVES: dict[str, Callable[[], str]] = {
+    "version_in_context": version_in_context,
+    "mac_address": mac_address,
+    "clock_time": clock_time,
+    "colon_hash": colon_hash,
+    "hex_after_label": hex_after_label,
     "uuid": uuid,
     "hash": hash_hex,
     "git_sha": git_sha,
@@ -1029,6 +1150,7 @@ def main() -> None:
     for type_name in TYPES:
         records.extend(positive(type_name) for _ in range(PER_TYPE))
     records.extend(bearer() for _ in range(PER_TYPE))
+    records.extend(aws_key_pair() for _ in range(PER_TYPE))
     records.extend(connection_string() for _ in range(PER_TYPE))
     for category in NEGATIVES:
         records.extend(negative(category) for _ in range(PER_CATEGORY))
