@@ -26,11 +26,10 @@ from typing import Any
 
 from ..wire.events import event_matches
 from . import ast
-from .diagnostics import Diagnostic, Span
+from .diagnostics import Code, Diagnostic, Span
 from .model import PolicySetModel, ResolvedInterceptor
 from .path_steps import Field, PathSyntaxError
 from .path_syntax import parse_path
-from .resolve import warning
 from .sugar_events import TOOL_EVENT, TOOL_NAME_PATH
 from .walk import find
 
@@ -135,8 +134,8 @@ def _tool_names(rule: ast.Rule, tools: ToolSnapshot) -> Iterator[Diagnostic]:
         if any(_glob_matches(name, tool) for tool in tools.names):
             continue
         kind = "like" if any(c in name for c in _GLOB_CHARS) else "named"
-        yield warning(
-            "W102",
+        yield Diagnostic(
+            Code.W102,
             f"no tool in the snapshot is {kind} `{name}`",
             span,
             _close(name, tools.names)
@@ -188,8 +187,8 @@ def _arguments(rule: ast.Rule, tools: ToolSnapshot) -> Iterator[Diagnostic]:
             where = ", ".join(f"`{n}`" for n in candidates[:3]) + (
                 "..." if len(candidates) > 3 else ""
             )
-            yield warning(
-                "W103",
+            yield Diagnostic(
+                Code.W103,
                 f"no input schema of {where} has the argument `{'.'.join(keys)}`",
                 ref.span,
                 _close(keys[-1], known) or f"the arguments are: {', '.join(known) or 'none'}",
@@ -255,8 +254,8 @@ def _type_mismatch(
     if fits:
         return
     kinds = sorted({str(k) for k in declared.values()})
-    yield warning(
-        "W104",
+    yield Diagnostic(
+        Code.W104,
         f"`arguments.{'.'.join(keys)}` is declared {' or '.join(kinds)}, so being {how} "
         f"{json.dumps(value) if how == 'compared with' else 'a string'} never holds",
         ref.span,
