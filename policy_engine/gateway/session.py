@@ -49,6 +49,7 @@ from policy_engine.wire.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
 )
 
 from .backend import Backend, BackendError, BackendSpec, describe
@@ -566,7 +567,7 @@ class GatewaySession:
                 if wait.cancelled_caught:
                     await self._send_front(_cancelled(front_id, "timed out in the gateway"))
                     error = InterceptorError(
-                        -32001, "Client did not answer in time", {"server": backend.name}
+                        REQUEST_TIMEOUT, "Client did not answer in time", {"server": backend.name}
                     )
                     await backend.answer(request.id, None, _error(error).error)
                     return

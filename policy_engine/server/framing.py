@@ -23,7 +23,7 @@ from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp_types import ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCNotification, RequestId
 from pydantic import ValidationError
 
-from policy_engine.wire.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from policy_engine.wire.json_text import TOO_DEEP, InvalidText, JSONTextError, loads
 from policy_engine.wire.unicode import is_text
 
@@ -268,7 +268,7 @@ def encode_message(message: JSONRPCMessage) -> bytes:
         if request_id is None:
             raise
         error = ErrorData(
-            code=-32603,
+            code=INTERNAL_ERROR,
             message="Internal error",
             data={"reason": f"result could not be serialized ({type(exc).__name__})"},
         )
