@@ -1,0 +1,57 @@
+"""Facts with one home: no copy of a registry's value appears elsewhere in the package.
+
+A diagnostic code (``"E204"``) is named only in ``language/codes.py``; a JSON-RPC error
+code (``-32602``) only in ``wire/errors.py``. Call sites use the names, so a code's
+severity, summary and meaning cannot drift between two spellings. This reads the
+source (docstrings and comments may still mention a code in prose).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "policy_engine"
+DIAGNOSTIC_HOME = PACKAGE / "language" / "codes.py"
+JSONRPC_HOME = PACKAGE / "wire" / "errors.py"
+# JSON-RPC reserves -32768..-32000 for protocol and implementation errors.
+JSONRPC_RESERVED = range(-32768, -31999)
+
+
+def _modules() -> Iterator[tuple[Path, ast.AST]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield path, ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _where(path: Path, node: ast.expr) -> str:
+    return f"{path.relative_to(PACKAGE)}:{node.lineno}"
+
+
+def test_diagnostic_codes_are_spelled_only_in_the_registry() -> None:
+    found = [
+        f"{_where(path, node)} {node.value!r}"
+        for path, tree in _modules()
+        if path != DIAGNOSTIC_HOME
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"[EW]\d{3}", node.value)
+    ]
+    assert found == [], "use language.codes.Code:\n" + "\n".join(found)
+
+
+def test_jsonrpc_error_codes_are_spelled_only_in_wire_errors() -> None:
+    found = [
+        _where(path, node)
+        for path, tree in _modules()
+        if path != JSONRPC_HOME
+        for node in ast.walk(tree)
+        if isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+        and -node.operand.value in JSONRPC_RESERVED
+    ]
+    assert found == [], "use the names in wire/errors.py:\n" + "\n".join(found)
