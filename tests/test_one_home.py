@@ -55,3 +55,21 @@ def test_jsonrpc_error_codes_are_spelled_only_in_wire_errors() -> None:
         and -node.operand.value in JSONRPC_RESERVED
     ]
     assert found == [], "use the names in wire/errors.py:\n" + "\n".join(found)
+
+
+SUGGEST_HOME = PACKAGE / "wire" / "suggest.py"
+# difflib's diff output (`unified_diff`) is fine anywhere; its name matching is not.
+MATCHING = {"get_close_matches", "SequenceMatcher"}
+
+
+def test_did_you_mean_comes_from_one_helper() -> None:
+    found = [
+        _where(path, node)
+        for path, tree in _modules()
+        if path != SUGGEST_HOME
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Attribute) and node.attr in MATCHING)
+        or (isinstance(node, ast.alias) and node.name in MATCHING)
+        or (isinstance(node, ast.FunctionDef) and node.name in {"did_you_mean", "closest"})
+    ]
+    assert found == [], "use wire.suggest:\n" + "\n".join(found)

@@ -8,10 +8,10 @@ top-level `event NAME`.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from ..wire.events import STANDARD_EVENTS, WILDCARD, is_namespaced
+from ..wire.suggest import closest
 from . import ast
 from .diagnostics import Code, Diagnostic
 
@@ -37,7 +37,7 @@ def check_event_name(
     name = event.name
     if name == WILDCARD or name in STANDARD_EVENTS or name in declared:
         return
-    close = difflib.get_close_matches(name, STANDARD_EVENTS, n=1, cutoff=0.75)
+    close = closest(name, STANDARD_EVENTS, cutoff=0.75)
     hint = f"did you mean `{close[0]}`?" if close else None
     if name.endswith("/*"):
         namespace = name[:-2]
@@ -49,7 +49,7 @@ def check_event_name(
                 "use `*` or `namespace/*`",
             )
         elif namespace not in _NAMESPACES:
-            ns_close = difflib.get_close_matches(namespace, _NAMESPACES, n=1)
+            ns_close = closest(namespace, _NAMESPACES)
             if ns_close:
                 yield Diagnostic(
                     Code.E107,

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..wire.suggest import did_you_mean
 from . import ast
 from .diagnostics import Code, Diagnostic
 from .model import PolicySetModel
-from .resolve import did_you_mean
 
 
 def check_flows(model: PolicySetModel) -> Iterator[Diagnostic]:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import cast
 
 from ..wire.events import event_matches
+from ..wire.suggest import did_you_mean
 from . import ast
 from .check_events import check_event_name
 from .check_paths import parse_checked
@@ -20,7 +21,6 @@ from .formatter import render_condition
 from .model import ResolvedInterceptor
 from .path_steps import Descend, Filter, PathSyntaxError, Slice, Wildcard
 from .path_syntax import filter_conditions, parse_path
-from .resolve import did_you_mean
 from .sugar_events import LIST_EVENTS
 from .walk import find
 

@@ -7,7 +7,6 @@ mistakes people make most, how to fix it.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 from lark import Token
@@ -19,6 +18,7 @@ from lark.exceptions import (
     VisitError,
 )
 
+from ..wire.suggest import closest
 from . import ast
 from .build_ast import AstBuildError, build
 from .diagnostics import Code, Diagnostic, Span
@@ -256,7 +256,7 @@ def _keyword_with_extra_letters(exc: UnexpectedToken, text: str, file: str) -> D
         return None
     begin, end = _word_at(text, start)
     word = text[begin:end]
-    guess = difflib.get_close_matches(word, sorted(_ALL_KEYWORDS), n=1, cutoff=0.6)
+    guess = closest(word, sorted(_ALL_KEYWORDS))
     line = text.count("\n", 0, begin) + 1
     column = begin - (text.rfind("\n", 0, begin) + 1) + 1
     return Diagnostic(
@@ -472,7 +472,7 @@ def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -
             for t in sorted(expected_terms)
             if t.isalpha() and t.lower() in _ALL_KEYWORDS and t.lower() not in STATEMENT_KEYWORDS
         ]
-        clause_guess = difflib.get_close_matches(value, clauses, n=1)
+        clause_guess = closest(value, clauses)
         if clause_guess:
             return Diagnostic(
                 Code.E001,
@@ -480,7 +480,7 @@ def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -
                 span,
                 f"did you mean `{clause_guess[0]}`?",
             )
-        guess = difflib.get_close_matches(value, candidates, n=1)
+        guess = closest(value, candidates)
         return Diagnostic(
             Code.E006,
             f"unknown statement `{value}`",
@@ -503,7 +503,7 @@ def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -
             f'put text in double quotes: `"{value}"`',
         )
     if not expected_terms - {"VALIDATOR", "MUTATOR", "PATTERN", "TEST", "EVENT_WORD", "$END"}:
-        guess = difflib.get_close_matches(value, TOP_LEVEL_KEYWORDS, n=1)
+        guess = closest(value, TOP_LEVEL_KEYWORDS)
         return Diagnostic(
             Code.E007,
             f"unexpected `{value}` at the top level",

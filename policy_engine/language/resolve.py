@@ -7,11 +7,11 @@ be unique across the set.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from typing import Any
 
 from ..wire.constants import INT32_MAX, INT32_MIN, MODE_ALIASES, Phase
+from ..wire.suggest import did_you_mean
 from . import ast
 from .builtin_patterns import BUILTIN_PATTERNS
 from .diagnostics import Code, Diagnostic, Span
@@ -37,24 +37,6 @@ _SETTING_WORDS: dict[type, str] = {
     ast.FailSetting: "fail",
     ast.CompatSetting: "compat",
 }
-
-
-def did_you_mean(name: str, candidates: Any) -> str | None:
-    names = [str(c) for c in candidates]
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    if not close:
-        # `PHONE_NUMBER` for `PHONE`, `EMAIL_ADDRESS` for `EMAIL`: one name holds the
-        # other, which the similarity ratio alone misses when the extra part is long.
-        lowered = name.lower()
-        close = sorted(
-            (
-                c
-                for c in names
-                if min(len(c), len(name)) >= 3 and (c.lower() in lowered or lowered in c.lower())
-            ),
-            key=lambda c: -difflib.SequenceMatcher(None, name, c).ratio(),
-        )[:1]
-    return f"did you mean `{close[0]}`?" if close else None
 
 
 def resolve(files: list[ast.PolicyFile]) -> tuple[PolicySetModel, list[Diagnostic]]:
