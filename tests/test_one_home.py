@@ -85,7 +85,7 @@ def test_method_names_and_their_sets_live_in_wire_constants() -> None:
     from policy_engine.wire import constants
 
     names = constants.SKIPPED_METHODS
-    assert constants.HANDSHAKE_METHODS <= names and constants.INVOKE_METHODS <= names
+    assert constants.HANDSHAKE_METHODS | constants.INVOKE_METHODS <= constants.SKIPPED_METHODS
     found = [
         f"{_where(path, node)} {node.value!r}"
         for path, tree in _modules()
