@@ -31,7 +31,7 @@ from .errors import ChainConfigError
 from .execution import Selection, execute_chain, select_entries, select_hooked
 from .remote import RemoteProvider
 from .servers import ServerSpec
-from .settings import Selector, build_entries, did_you_mean, merge_overrides
+from .settings import Selector, build_entries, merge_overrides, name_hint
 
 DEFAULT_DISCOVERY_TIMEOUT_MS = 30_000
 
@@ -115,7 +115,7 @@ class InterceptorChain:
         for name in names or ():
             if name not in known:
                 raise ChainConfigError(
-                    f"no interceptor named `{name}` to select", help=did_you_mean(name, known)
+                    f"no interceptor named `{name}` to select", help=name_hint(name, known)
                 )
 
     async def execute(self, params: ChainExecutionParams, *, side: Side) -> ChainExecutionResult:

@@ -9,11 +9,11 @@ mistyped name would otherwise silently leave an interceptor on its defaults.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from policy_engine.wire import InterceptorDescriptor, InterceptorOverrides
+from policy_engine.wire.suggest import did_you_mean
 
 from .entry import ChainEntry, Host
 from .errors import ChainConfigError
@@ -76,24 +76,25 @@ def _check_selectors(
             if selector not in every_name:
                 raise ChainConfigError(
                     f"settings for unknown interceptor `{selector}`",
-                    help=did_you_mean(selector, every_name),
+                    help=name_hint(selector, every_name),
                 )
             continue
         host_id, name = selector
         if host_id not in by_host:
             raise ChainConfigError(
                 f"settings for `{name}` on unknown server `{host_id}`",
-                help=did_you_mean(host_id, sorted(by_host)),
+                help=name_hint(host_id, sorted(by_host)),
             )
         if name not in by_host[host_id]:
             raise ChainConfigError(
                 f"server `{host_id}` serves no interceptor `{name}`",
-                help=did_you_mean(name, sorted(by_host[host_id])),
+                help=name_hint(name, sorted(by_host[host_id])),
             )
 
 
-def did_you_mean(word: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(word, known, n=1)
+def name_hint(word: str, known: list[str]) -> str:
+    """The closest known name, else the known names, for a selector that named nothing."""
+    close = did_you_mean(word, known)
     if close:
-        return f"did you mean `{close[0]}`?"
+        return close
     return "known: " + ", ".join(f"`{k}`" for k in known) if known else "nothing was discovered"

@@ -13,14 +13,14 @@ import sys
 import anyio
 import click
 
-from ..language.diagnostics import render_text
+from ..language.diagnostics import Code, render_text
 from ..language.pipeline import check_paths, expand_paths
 from .diagnostic_output import format_option, print_diagnostics
 from .exit_codes import ExitCode
 from .impact_options import seed_option
 from .inputs import compile_or_exit, fail
 
-ANALYSIS_CODES = frozenset({"W301", "W304", "W320", "W321", "W322"})
+ANALYSIS_CODES = frozenset({Code.W301, Code.W304, Code.W320, Code.W321, Code.W322})
 
 
 @click.command()

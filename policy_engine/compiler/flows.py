@@ -31,7 +31,7 @@ from ..flow import (
 from ..language import ast
 from ..language.path_syntax import format_location, parse_path
 from ..wire import Severity, ValidationMessage, ValidationResult
-from ..wire.errors import InterceptorError, execution_failed
+from ..wire.errors import INTERNAL_ERROR, InterceptorError, execution_failed
 from .conditions import CompileEnv, EvalContext
 from .jsonpath import CompiledPath, compile_path
 from .matchers import TextMatcher, pattern_specs
@@ -208,7 +208,7 @@ class FlowRuntime:
         """`apply` for synchronous callers: only the in-process store can answer at once."""
         if not isinstance(self.store, MemoryFlowStore):
             raise InterceptorError(
-                -32603,
+                INTERNAL_ERROR,
                 "Interceptor execution failed",
                 {"interceptor": scope.name, "reason": "flow rules on a shared store need `invoke`"},
             )

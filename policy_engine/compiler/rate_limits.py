@@ -28,7 +28,7 @@ from ..language import ast
 from ..language.formatter import render_operand
 from ..limits import Charge, LimitStore, LimitStoreError, MemoryLimitStore, Verdict
 from ..wire import Severity, ValidationMessage, ValidationResult
-from ..wire.errors import InterceptorError, execution_failed
+from ..wire.errors import INTERNAL_ERROR, InterceptorError, execution_failed
 from .conditions import (
     CompileEnv,
     ConditionFn,
@@ -131,7 +131,7 @@ class RateLimitRuntime:
         """`apply` for synchronous callers: only the in-process store can answer at once."""
         if not isinstance(self.store, MemoryLimitStore):
             raise InterceptorError(
-                -32603,
+                INTERNAL_ERROR,
                 "Interceptor execution failed",
                 {"interceptor": scope.name, "reason": "limits on a shared store need `invoke`"},
             )

@@ -36,6 +36,7 @@ from policy_engine.chain import (
 )
 from policy_engine.chain.remote import CONNECTION_LOST, UNREACHABLE, is_connection_failure
 from policy_engine.wire import ChainExecutionParams, InterceptorError, InvocationContext
+from policy_engine.wire.constants import INVOKE_METHOD, LIST_METHOD
 
 from .checks import check_apply, check_error, check_result, clip
 from .contract import (
@@ -217,14 +218,14 @@ class _Session:
     async def _list(self, step: ListStep) -> str | None:
         params = {} if step.event is None else {"event": step.event}
         try:
-            result = await self._request("interceptors/list", params)
+            result = await self._request(LIST_METHOD, params)
         except InterceptorError as err:
             return f"interceptors/list failed: JSON-RPC error {err.code} {err.message}"
         return check_result(result, step.canonical, self.fixture.volatile)
 
     async def _invoke(self, step: InvokeStep) -> str | None:
         try:
-            result = await self._request("interceptor/invoke", step.params)
+            result = await self._request(INVOKE_METHOD, step.params)
         except InterceptorError as err:
             if step.error_code is not None:
                 return check_error(err.code, step.error_code)

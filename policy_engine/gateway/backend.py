@@ -48,14 +48,12 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from policy_engine.chain.stdio_transport import unwritable, unwritable_request
 from policy_engine.chain.transports import client_transport
 from policy_engine.wire import InterceptorError
-from policy_engine.wire.errors import INTERNAL_ERROR
+from policy_engine.wire.errors import INTERNAL_ERROR, REQUEST_TIMEOUT
 
 logger = logging.getLogger("policyc.gateway")
 
 OnExit = Literal["restart", "exit"]
 DEFAULT_TIMEOUT_S = 60.0
-BACKEND_TIMEOUT = -32001
-"""JSON-RPC code of a request the backend did not answer in time (the SDK's REQUEST_TIMEOUT)."""
 
 
 ORIGIN: ContextVar[RequestId | None] = ContextVar("gateway_origin", default=None)
@@ -304,7 +302,7 @@ class Backend:
             except TimeoutError:
                 await self._cancel(request_id, "timed out in the gateway")
                 raise InterceptorError(
-                    BACKEND_TIMEOUT,
+                    REQUEST_TIMEOUT,
                     "Backend request timed out",
                     {"server": self.name, "timeoutMs": int(limit * 1000)},
                 ) from None

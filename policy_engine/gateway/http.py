@@ -25,7 +25,6 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
-from mcp_types import INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -39,6 +38,7 @@ from policy_engine.server.limits import TransportLimits, message_limit
 from policy_engine.server.oauth import TokenVerifier
 from policy_engine.server.rejections import RejectionLog
 from policy_engine.server.resource_server import ResourceServerMiddleware, current_principal
+from policy_engine.wire.errors import INVALID_REQUEST
 
 from .backend import describe
 from .handshakes import HandshakeCache

@@ -48,11 +48,13 @@ from policy_engine.interception import (
 )
 from policy_engine.server import EXTENSION_ID, INVOKE_METHODS, LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
+from policy_engine.wire.constants import HANDSHAKE_METHODS
 from policy_engine.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
 )
 
 from .backend import ORIGIN, Backend, BackendError, BackendSpec, describe
@@ -71,7 +73,6 @@ from .handshakes import HandshakeCache
 
 logger = logging.getLogger("policyc.gateway")
 
-_HANDSHAKES = ("initialize", "server/discover")
 _MAX_PAGES = 100
 _BLOCKED = "Interceptor validation failed"
 HANDSHAKE_TIMEOUT_S = 30.0
@@ -249,7 +250,7 @@ class GatewaySession:
             logger.debug("client -> %s (id %s)", message.method, message.id)
             scope = anyio.CancelScope()
             self._inflight[message.id] = scope
-            if message.method in _HANDSHAKES:
+            if message.method in HANDSHAKE_METHODS:
                 # Inline, as the SDK does: nothing the client sends after the
                 # handshake (notifications/initialized first) may overtake it.
                 await self._serve_request(message, scope)
@@ -391,7 +392,7 @@ class GatewaySession:
     # routing
 
     async def _handle(self, method: str, params: dict[str, Any] | None) -> _Reply:
-        if method in _HANDSHAKES:
+        if method in HANDSHAKE_METHODS:
             return await self._handshake_with(method, params)
         service = self.options.service
         if service is not None and method == LIST_METHOD:
@@ -655,7 +656,7 @@ class GatewaySession:
                 if wait.cancelled_caught:
                     await self._send_front(_cancelled(front_id, "timed out in the gateway"))
                     error = InterceptorError(
-                        -32001, "Client did not answer in time", {"server": backend.name}
+                        REQUEST_TIMEOUT, "Client did not answer in time", {"server": backend.name}
                     )
                     await backend.answer(request.id, None, _error(error).error)
                     return

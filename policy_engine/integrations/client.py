@@ -58,6 +58,7 @@ from policy_engine.wire import (
     InterceptorOverrides,
     Principal,
 )
+from policy_engine.wire.errors import INVALID_PARAMS
 
 from .blocked import PolicyBlocked
 from .chain import Providers, local_chain
@@ -75,7 +76,7 @@ def _raise(method: str, refusal: Refuse) -> NoReturn:
 
 
 def _error_data(refusal: Refuse) -> ErrorData:
-    error = refusal.error or InterceptorError(-32602, "Interceptor validation failed")
+    error = refusal.error or InterceptorError(INVALID_PARAMS, "Interceptor validation failed")
     return ErrorData(code=error.code, message=error.message, data=error.data)
 
 

@@ -25,7 +25,6 @@ from pydantic import BaseModel
 
 from policy_engine.chain import ChainProvider, InterceptorChain, Selector, ServerSpec
 from policy_engine.interception import (
-    SKIPPED_METHODS,
     BlockStyle,
     ChainRun,
     Interception,
@@ -34,6 +33,7 @@ from policy_engine.interception import (
 )
 from policy_engine.server import InterceptorService, add_interceptor_methods, static_source
 from policy_engine.wire import InterceptorOverrides, PolicycError, Principal
+from policy_engine.wire.constants import SKIPPED_METHODS
 
 from .blocked import PolicyBlocked
 from .chain import Providers, local_chain, providers_of

@@ -35,6 +35,7 @@ from policy_engine.wire import (
     ValidationMessage,
     ValidationSummary,
 )
+from policy_engine.wire.constants import SKIPPED_METHODS
 from policy_engine.wire.errors import (
     INTERNAL_ERROR,
     chain_validation_failed,
@@ -48,18 +49,6 @@ BlockStyle = Literal["error", "result"]
 Origin = Literal["client", "server"]
 """Who sent the request a message belongs to (a response belongs to its request)."""
 
-SKIPPED_METHODS = frozenset(
-    {
-        "initialize",
-        "server/discover",
-        "notifications/initialized",
-        "notifications/cancelled",
-        "interceptors/list",
-        "interceptor/invoke",
-        "interceptors/invoke",
-    }
-)
-"""Lifecycle and the interceptor methods themselves: never intercepted, so nothing recurses."""
 
 INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 """Requests whose 2026-07-28 result may be an ``InputRequiredResult``."""

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import ast
-from .diagnostics import Diagnostic, Severity, Span
+from .diagnostics import Code, Diagnostic, Span
 
 
 @dataclass
@@ -74,5 +74,5 @@ def apply_acknowledgements(
         else:
             message = f"acknowledgement of `{ack.code}` matches no warning here"
             help = "remove it, or move it to the block or rule that has the warning"
-        kept.append(Diagnostic("W309", Severity.WARNING, message, ack.span, help))
+        kept.append(Diagnostic(Code.W309, message, ack.span, help))
     return kept

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 
 from ..wire.constants import Phase
 from . import ast
-from .diagnostics import Diagnostic
+from .diagnostics import Code, Diagnostic
 from .globs import glob_matches, glob_within, globs_intersect
 from .model import PolicySetModel, ResolvedInterceptor
 from .path_syntax import Field, Index, PathSyntaxError, parse_path
-from .resolve import warning
 
 _FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "==": "==", "!=": "!="}
 
@@ -168,8 +167,8 @@ def analyze_contradictions(interceptor: ResolvedInterceptor) -> Iterator[Diagnos
         if reason is None:
             continue
         dead_denies += is_deny
-        yield warning(
-            "W301",
+        yield Diagnostic(
+            Code.W301,
             "this rule can never fire",
             rule.span,
             f"its condition is a contradiction: {reason}; fix or remove it",
@@ -180,8 +179,8 @@ def analyze_contradictions(interceptor: ResolvedInterceptor) -> Iterator[Diagnos
         and denies
         and denies == dead_denies
     ):
-        yield warning(
-            "W304",
+        yield Diagnostic(
+            Code.W304,
             f"active validator `{interceptor.name}` can never block: every `deny` rule is dead",
             interceptor.node.name_span,
             "each of its `deny` rules has a contradictory condition (see W301)",
@@ -200,8 +199,8 @@ def analyze_shadowed(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
     for rule in interceptor.rules:
         for earlier in seen:
             if _covers(earlier, rule):
-                yield warning(
-                    "W320",
+                yield Diagnostic(
+                    Code.W320,
                     f"this rule is shadowed by the rule at line {earlier.span.line}",
                     rule.span,
                     "everything it blocks is already blocked there; remove it or merge the two",
@@ -248,8 +247,8 @@ def analyze_overwritten(model: PolicySetModel) -> Iterator[Diagnostic]:
             path = rule.path.source
             later = next((r for r in mutator.rules[index + 1 :] if _overwrites(r, path)), None)
             if later is not None:
-                yield warning(
-                    "W321",
+                yield Diagnostic(
+                    Code.W321,
                     f"this change to `{path}` is always overwritten by line {later.span.line}",
                     rule.span,
                     "the later rule replaces the path unconditionally; remove one of them",
@@ -257,8 +256,8 @@ def analyze_overwritten(model: PolicySetModel) -> Iterator[Diagnostic]:
                 continue
             overwriter = _later_mutator_overwrite(mutator, path, mutators)
             if overwriter is not None:
-                yield warning(
-                    "W321",
+                yield Diagnostic(
+                    Code.W321,
                     f"this change to `{path}` is always overwritten by `{overwriter.name}`",
                     rule.span,
                     f"`{overwriter.name}` runs later on every message this one sees and "
@@ -312,8 +311,8 @@ def analyze_allow_cover(model: PolicySetModel) -> Iterator[Diagnostic]:
                     continue
                 if not any(globs_intersect(d, a) for d in denied for a in allowed):
                     where = "" if owner is validator else f" of `{owner.name}`"
-                    yield warning(
-                        "W322",
+                    yield Diagnostic(
+                        Code.W322,
                         f"this deny list is covered by the allow list at line {allow.span.line}"
                         f"{where}",
                         rule.span,
@@ -355,8 +354,8 @@ def _check_rule_covered(
             continue
         if not any(globs_intersect(n, a) for n in names for a in allowed):
             where = "" if owner is validator else f" of `{owner.name}`"
-            yield warning(
-                "W322",
+            yield Diagnostic(
+                Code.W322,
                 f"this rule only fires for tools the allow list at line {allow.span.line}"
                 f"{where} already refuses",
                 rule.span,

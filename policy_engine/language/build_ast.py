@@ -10,7 +10,7 @@ from lark import Token, Transformer_NonRecursive, Tree, v_args
 from lark.tree import Meta
 
 from . import ast
-from .diagnostics import Span
+from .diagnostics import Code, Span
 from .limits import DEFAULT_MAX_NESTING, MAX_NESTING_CEILING
 
 R = TypeVar("R", bound=ast.Rule)
@@ -20,7 +20,7 @@ class AstBuildError(Exception):
     """Text that parses but cannot be built: a bad escape (E005), too deep a nesting (E008)."""
 
     def __init__(
-        self, message: str, span: Span, help: str | None = None, code: str = "E005"
+        self, message: str, span: Span, help: str | None = None, code: Code = Code.E005
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -64,7 +64,7 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
                 self._span(meta),
                 "split it into simpler rules or values, or raise the limit with "
                 f"`--max-nesting` (at most {MAX_NESTING_CEILING})",
-                code="E008",
+                code=Code.E008,
             )
         self._depth[id(node)] = (depth, node)
         return node

@@ -8,13 +8,12 @@ top-level `event NAME`.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from ..wire.events import STANDARD_EVENTS, WILDCARD, is_namespaced
+from ..wire.suggest import closest
 from . import ast
-from .diagnostics import Diagnostic
-from .resolve import error
+from .diagnostics import Code, Diagnostic
 
 _NAMESPACES = sorted({e.split("/")[0] for e in STANDARD_EVENTS})
 
@@ -38,34 +37,37 @@ def check_event_name(
     name = event.name
     if name == WILDCARD or name in STANDARD_EVENTS or name in declared:
         return
-    close = difflib.get_close_matches(name, STANDARD_EVENTS, n=1, cutoff=0.75)
+    close = closest(name, STANDARD_EVENTS, cutoff=0.75)
     hint = f"did you mean `{close[0]}`?" if close else None
     if name.endswith("/*"):
         namespace = name[:-2]
         if "/" in namespace or not namespace:
-            yield error(
-                "E101", f"malformed event wildcard `{name}`", event.span, "use `*` or `namespace/*`"
+            yield Diagnostic(
+                Code.E101,
+                f"malformed event wildcard `{name}`",
+                event.span,
+                "use `*` or `namespace/*`",
             )
         elif namespace not in _NAMESPACES:
-            ns_close = difflib.get_close_matches(namespace, _NAMESPACES, n=1)
+            ns_close = closest(namespace, _NAMESPACES)
             if ns_close:
-                yield error(
-                    "E107",
+                yield Diagnostic(
+                    Code.E107,
                     f"no standard event in namespace `{namespace}`",
                     event.span,
                     f"did you mean `{ns_close[0]}/*`?" + _DECLARE_HELP.format(name=name),
                 )
         return
     if not is_namespaced(name) or name.count("/") > 1:
-        yield error(
-            "E101",
+        yield Diagnostic(
+            Code.E101,
             f"unknown event `{name}`",
             event.span,
             hint or "custom events are written `namespace/operation`, e.g. `billing/charge`",
         )
     elif close:
-        yield error(
-            "E107",
+        yield Diagnostic(
+            Code.E107,
             f"`{name}` is not a standard event",
             event.span,
             f"{hint}{_DECLARE_HELP.format(name=name)}",

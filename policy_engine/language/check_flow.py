@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..wire.suggest import did_you_mean
 from . import ast
-from .diagnostics import Diagnostic
+from .diagnostics import Code, Diagnostic
 from .model import PolicySetModel
-from .resolve import did_you_mean, error, warning
 
 
 def check_flows(model: PolicySetModel) -> Iterator[Diagnostic]:
@@ -32,8 +32,8 @@ def check_flows(model: PolicySetModel) -> Iterator[Diagnostic]:
                 and rule.label not in remembered
             ):
                 close = did_you_mean(rule.label, remembered)
-                yield error(
-                    "E231",
+                yield Diagnostic(
+                    Code.E231,
                     f"flow label `{rule.label}` is never remembered",
                     rule.span,
                     close or f"add `remember PATTERN as {rule.label}` to a validator of the set",
@@ -43,8 +43,8 @@ def check_flows(model: PolicySetModel) -> Iterator[Diagnostic]:
                 yield from _check_servers(rule, set(interceptor.servers.values()))
         if interceptor.servers and not flows:
             first = next(s for s in interceptor.node.statements if isinstance(s, ast.ServerMap))
-            yield warning(
-                "W331",
+            yield Diagnostic(
+                Code.W331,
                 f"`{interceptor.name}` maps tools to servers but has no flow rule",
                 first.span,
                 "the map only attributes messages for `flow` and `remember` rules of the same "
@@ -52,8 +52,8 @@ def check_flows(model: PolicySetModel) -> Iterator[Diagnostic]:
             )
     for label, rule in remembered.items():
         if label not in read:
-            yield warning(
-                "W330",
+            yield Diagnostic(
+                Code.W330,
                 f"flow label `{label}` is remembered but never read",
                 rule.span,
                 f"add `deny flow {label} across servers` (or remove the `remember`)",
@@ -66,8 +66,8 @@ def _check_servers(rule: ast.FlowRule, mapped: set[str]) -> Iterator[Diagnostic]
     named = dict.fromkeys([*rule.sources, *rule.destinations])
     for server in named if mapped else ():
         if server not in mapped:
-            yield warning(
-                "W332",
+            yield Diagnostic(
+                Code.W332,
                 f"flow rule names server `{server}`, which the validator's `server` lines "
                 "do not map",
                 rule.span,
@@ -75,8 +75,8 @@ def _check_servers(rule: ast.FlowRule, mapped: set[str]) -> Iterator[Diagnostic]
                 or f"add `server {server} tools [...]`, or name a mapped server",
             )
     if rule.sources and set(rule.sources) == set(rule.destinations) and len(named) == 1:
-        yield warning(
-            "W333",
+        yield Diagnostic(
+            Code.W333,
             f"flow rule only goes from `{rule.sources[0]}` to itself, so it never fires",
             rule.span,
             "a value may go back to the server it came from; name another server in `to`",

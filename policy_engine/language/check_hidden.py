@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .diagnostics import Diagnostic, Severity, Span
+from .diagnostics import Code, Diagnostic, Span
 from .hidden import describe, hidden_in, is_bidi, json_escape, regex_escape
 
 
@@ -17,8 +17,7 @@ def check_hidden(text: str, file: str) -> Iterator[Diagnostic]:
         reported.add(line)
         what = "bidirectional control" if is_bidi(char) else "invisible or control character"
         yield Diagnostic(
-            "W310",
-            Severity.WARNING,
+            Code.W310,
             f"hidden {what} {describe(char)} in the source",
             Span(file, line, column, line, column + 1),
             "it makes the line read differently in an editor or a review than it parses"

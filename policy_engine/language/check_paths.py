@@ -13,11 +13,10 @@ from collections.abc import Iterator
 
 from ..wire.constants import Phase
 from . import ast
-from .diagnostics import Diagnostic, Span
+from .diagnostics import Code, Diagnostic, Span
 from .model import ResolvedInterceptor
 from .path_syntax import PathSyntax, PathSyntaxError, parse_path
 from .payload_schema import check_path, known_schema
-from .resolve import error
 from .walk import find
 
 
@@ -29,8 +28,8 @@ def parse_checked(ref: ast.PathRef) -> tuple[PathSyntax | None, Diagnostic | Non
         if exc.column is not None and span.line == span.end_line:
             column = min(span.column + exc.column, span.end_column - 1)
             span = Span(span.file, span.line, column, span.line, column + 1)
-        return None, error(
-            "E202", f"invalid JSONPath `{ref.source}`: {exc.message}", span, exc.help
+        return None, Diagnostic(
+            Code.E202, f"invalid JSONPath `{ref.source}`: {exc.message}", span, exc.help
         )
 
 
@@ -49,8 +48,8 @@ def check_interceptor_paths(interceptor: ResolvedInterceptor) -> Iterator[Diagno
     for rule in interceptor.rules:
         for ref in find(rule, ast.PathRef):
             if ref.relative:
-                yield error(
-                    "E202",
+                yield Diagnostic(
+                    Code.E202,
                     f"`{ref.source}` reads the element of a filter, and this is not in one",
                     ref.span,
                     "start a rule's path with `$`; `@` is the element inside a filter such as "
@@ -67,6 +66,6 @@ def check_interceptor_paths(interceptor: ResolvedInterceptor) -> Iterator[Diagno
             if all(p is not None for p in problems):
                 first = problems[0]
                 assert first is not None
-                yield error(
-                    "E203", first.message, ref.span, _other_phase_hint(pairs, path) or first.help
+                yield Diagnostic(
+                    Code.E203, first.message, ref.span, _other_phase_hint(pairs, path) or first.help
                 )

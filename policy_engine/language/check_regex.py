@@ -14,16 +14,15 @@ from functools import cache
 import re2
 
 from . import ast
-from .diagnostics import Diagnostic, Span
+from .diagnostics import Code, Diagnostic, Span
 from .path_syntax import filter_conditions
 from .re2_config import ALLOWED_FLAGS, FLAG_HELP, check_options, regex_with_flags
-from .resolve import error, warning
 from .walk import find
 
 
 @dataclass(frozen=True)
 class RegexProblem:
-    code: str
+    code: Code
     message: str
     help: str | None
 
@@ -69,15 +68,17 @@ def _unsupported_construct(source: str) -> RegexProblem | None:
             nxt = source[i + 1]
             if not in_class and nxt.isdigit() and nxt != "0":
                 return RegexProblem(
-                    "E201",
+                    Code.E201,
                     f"backreference `\\{nxt}` is not supported by RE2",
                     _BACKREF,
                 )
             if nxt == "k" and not in_class:
-                return RegexProblem("E201", "named backreference is not supported by RE2", _BACKREF)
+                return RegexProblem(
+                    Code.E201, "named backreference is not supported by RE2", _BACKREF
+                )
             if nxt == "Z" and not in_class:
                 return RegexProblem(
-                    "E201",
+                    Code.E201,
                     "`\\Z` is not supported by RE2",
                     "write `\\z` for the end of the text, or `$` (which is the same without `m`)",
                 )
@@ -91,11 +92,11 @@ def _unsupported_construct(source: str) -> RegexProblem | None:
             for opener, kind, instead in _GROUPS:
                 if source.startswith(opener, i):
                     return RegexProblem(
-                        "E201", f"{kind} `{opener}...)` is not supported by RE2", instead
+                        Code.E201, f"{kind} `{opener}...)` is not supported by RE2", instead
                     )
         elif c in "*+?}" and not in_class and source.startswith("+", i + 1):
             return RegexProblem(
-                "E201",
+                Code.E201,
                 f"possessive quantifier `{c}+` is not supported by RE2",
                 f"RE2 never backtracks, so `{c}` alone matches the same text: drop the `+`",
             )
@@ -108,7 +109,7 @@ def regex_problem(source: str, flags: str) -> RegexProblem | None:
     bad = [f for f in flags if f not in ALLOWED_FLAGS]
     if bad:
         return RegexProblem(
-            "E210",
+            Code.E210,
             f"unknown regex flag `{bad[0]}`",
             FLAG_HELP,
         )
@@ -120,7 +121,7 @@ def regex_problem(source: str, flags: str) -> RegexProblem | None:
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         return RegexProblem(
-            "E201",
+            Code.E201,
             f"invalid regex: {reason}",
             "policies use RE2 syntax (https://github.com/google/re2/wiki/Syntax)",
         )
@@ -139,10 +140,10 @@ def matches_empty(source: str, flags: str) -> bool:
 def check_regex(source: str, flags: str, span: Span) -> Iterator[Diagnostic]:
     problem = regex_problem(source, flags)
     if problem is not None:
-        yield error(problem.code, problem.message, span, problem.help)
+        yield Diagnostic(problem.code, problem.message, span, problem.help)
     elif matches_empty(source, flags):
-        yield warning(
-            "W305",
+        yield Diagnostic(
+            Code.W305,
             f"regex `/{source}/` matches the empty string",
             span,
             "use `+` instead of `*` so that it needs at least one character",

@@ -18,19 +18,18 @@ They are warnings because the snapshot is one server at one time; under
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..wire.events import event_matches
+from ..wire.suggest import did_you_mean
 from . import ast
-from .diagnostics import Diagnostic, Span
+from .diagnostics import Code, Diagnostic, Span
 from .model import PolicySetModel, ResolvedInterceptor
 from .path_steps import Field, PathSyntaxError
 from .path_syntax import parse_path
-from .resolve import warning
 from .sugar_events import TOOL_EVENT, TOOL_NAME_PATH
 from .walk import find
 
@@ -89,11 +88,6 @@ def _glob_matches(glob: str, name: str) -> bool:
     return bool(name) and (head == "?" or head == name[0]) and _glob_matches(glob[1:], name[1:])
 
 
-def _close(word: str, candidates: list[str]) -> str | None:
-    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
-
-
 def _hooks_tool_calls(interceptor: ResolvedInterceptor) -> bool:
     return any(
         event_matches(event, TOOL_EVENT) and phase == "request"
@@ -135,11 +129,11 @@ def _tool_names(rule: ast.Rule, tools: ToolSnapshot) -> Iterator[Diagnostic]:
         if any(_glob_matches(name, tool) for tool in tools.names):
             continue
         kind = "like" if any(c in name for c in _GLOB_CHARS) else "named"
-        yield warning(
-            "W102",
+        yield Diagnostic(
+            Code.W102,
             f"no tool in the snapshot is {kind} `{name}`",
             span,
-            _close(name, tools.names)
+            did_you_mean(name, tools.names)
             or f"the snapshot has: {', '.join(tools.names) or 'no tools'}",
         )
 
@@ -188,11 +182,11 @@ def _arguments(rule: ast.Rule, tools: ToolSnapshot) -> Iterator[Diagnostic]:
             where = ", ".join(f"`{n}`" for n in candidates[:3]) + (
                 "..." if len(candidates) > 3 else ""
             )
-            yield warning(
-                "W103",
+            yield Diagnostic(
+                Code.W103,
                 f"no input schema of {where} has the argument `{'.'.join(keys)}`",
                 ref.span,
-                _close(keys[-1], known) or f"the arguments are: {', '.join(known) or 'none'}",
+                did_you_mean(keys[-1], known) or f"the arguments are: {', '.join(known) or 'none'}",
             )
             continue
         literal = typed.get(id(ref))
@@ -255,8 +249,8 @@ def _type_mismatch(
     if fits:
         return
     kinds = sorted({str(k) for k in declared.values()})
-    yield warning(
-        "W104",
+    yield Diagnostic(
+        Code.W104,
         f"`arguments.{'.'.join(keys)}` is declared {' or '.join(kinds)}, so being {how} "
         f"{json.dumps(value) if how == 'compared with' else 'a string'} never holds",
         ref.span,

@@ -12,16 +12,16 @@ from collections.abc import Iterator
 from typing import cast
 
 from ..wire.events import event_matches
+from ..wire.suggest import did_you_mean
 from . import ast
 from .check_events import check_event_name
 from .check_limits import MAX_CALLS, check_rate_limit
 from .check_paths import parse_checked
-from .diagnostics import Diagnostic, Span
+from .diagnostics import Code, Diagnostic, Span
 from .formatter import render_condition
 from .model import ResolvedInterceptor
 from .path_steps import Descend, Filter, PathSyntaxError, Slice, Wildcard
 from .path_syntax import filter_conditions, parse_path
-from .resolve import did_you_mean, error
 from .sugar_events import LIST_EVENTS
 from .walk import find
 
@@ -66,7 +66,7 @@ _STRING_FUNCTIONS = ("lower", "upper", "url_decode", "normalize", "host", "schem
 
 
 def _mismatch(message: str, span: Span, help: str | None = None) -> Diagnostic:
-    return error("E204", message, span, help)
+    return Diagnostic(Code.E204, message, span, help)
 
 
 def check_condition_types(
@@ -205,8 +205,8 @@ def check_filter_types(rule: ast.Rule, interceptor: ResolvedInterceptor) -> Iter
 
 def _whole(value: int | float, what: str, span: Span, minimum: int = 0) -> Iterator[Diagnostic]:
     if not isinstance(value, int) or value < minimum:
-        yield error(
-            "E211", f"{what} must be a whole number of at least {minimum}, not `{value}`", span
+        yield Diagnostic(
+            Code.E211, f"{what} must be a whole number of at least {minimum}, not `{value}`", span
         )
 
 
@@ -217,8 +217,8 @@ def check_rule_shapes(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
         if not isinstance(rule, allowed):
             word = ast.RULE_KINDS.get(type(rule), "this")
             other = "mutator" if validator else "validator"
-            yield error(
-                "E206",
+            yield Diagnostic(
+                Code.E206,
                 f"a {word} rule cannot appear in {interceptor.node.kind} `{interceptor.name}`",
                 rule.span,
                 f"move it into a {other} block",
@@ -243,8 +243,8 @@ def check_rule_shapes(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
                 yield from _check_element_guard(rule, guard)
             if isinstance(rule, ast.Remove | ast.SetValue) and rule.path.source == "$":
                 removing = isinstance(rule, ast.Remove)
-                yield error(
-                    "E214",
+                yield Diagnostic(
+                    Code.E214,
                     f"`{'remove' if removing else 'set'} $` would "
                     f"{'remove' if removing else 'replace'} the whole payload",
                     rule.path.span,
@@ -296,8 +296,8 @@ def _check_element_guard(rule: ast.MutatorRule, guard: ast.Guard) -> Iterator[Di
         rewritten = _relative(guard.condition, prefix)
         rest = rule.path.source[len(prefix) :]
         help += f": `{word} {element}[?({render_condition(rewritten)})]{rest}`"
-    yield error(
-        "E215",
+    yield Diagnostic(
+        Code.E215,
         f"the guard tests `{refs[0].source}` for the whole payload, so `{word}` "
         f"applies to every element of `{prefix}` or to none",
         refs[0].span,
@@ -337,8 +337,8 @@ def _check_list_rule(rule: ast.ListRule, interceptor: ResolvedInterceptor) -> It
     events = [e for e, _ in interceptor.hooked()]
     targets = tuple(LIST_EVENTS[rule.subject])
     if not any(event_matches(e, t) for e in events for t in targets):
-        yield error(
-            "E212",
+        yield Diagnostic(
+            Code.E212,
             f"`{rule.effect} {rule.subject}` has nothing to check on the events of "
             f"`{interceptor.name}`",
             rule.span,
@@ -359,8 +359,8 @@ def check_tests(
             given = [s for s in item.statements if isinstance(s, ast.Given)]
             expects = [s for s in item.statements if isinstance(s, ast.EXPECTATIONS)]
             if len(given) != 1:
-                yield error(
-                    "E213",
+                yield Diagnostic(
+                    Code.E213,
                     f"test `{item.name}` needs exactly one `given` line, found {len(given)}",
                     item.span,
                     'e.g. `given tools/call request {"name": "search"}`',
@@ -369,8 +369,8 @@ def check_tests(
                 event = ast.EventName(given[0].event, span=given[0].span)
                 yield from check_event_name(event, declared)
             if not expects:
-                yield error(
-                    "E213",
+                yield Diagnostic(
+                    Code.E213,
                     f"test `{item.name}` expects nothing",
                     item.span,
                     "add `expect allow`, `expect deny`, `expect message` or `expect payload`",
@@ -379,8 +379,8 @@ def check_tests(
                 if isinstance(statement, ast.Calls) and not (
                     isinstance(statement.count, int) and 1 <= statement.count <= MAX_CALLS
                 ):
-                    yield error(
-                        "E213",
+                    yield Diagnostic(
+                        Code.E213,
                         f"`calls` takes a whole number from 1 to {MAX_CALLS}, "
                         f"not `{statement.count}`",
                         statement.span,
@@ -391,8 +391,8 @@ def check_tests(
                     and statement.code not in codes
                 ):
                     # A code no rule has never fires: the expectation could not fail.
-                    yield error(
-                        "E213",
+                    yield Diagnostic(
+                        Code.E213,
                         f"test `{item.name}` expects `{statement.code}` not to fire, "
                         "but no rule has that code",
                         statement.span,
@@ -410,8 +410,8 @@ def check_tests(
                     refs = (statement.interceptor,)
                 for name in refs:
                     if name not in names:
-                        yield error(
-                            "E213",
+                        yield Diagnostic(
+                            Code.E213,
                             f"test `{item.name}` names unknown interceptor `{name}`",
                             statement.span,
                             did_you_mean(name, names),

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from . import ast
-from .diagnostics import Diagnostic
+from .diagnostics import Code, Diagnostic
 from .globs import glob_matches
 from .model import ResolvedInterceptor
-from .resolve import warning
 from .urls import in_domain, url_host
 from .walk import find
 
@@ -85,8 +84,8 @@ def lint_url_globs(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
                     continue
                 example, domain = found
                 safe = f'`in_domain(host(x), "{domain}")`' if domain else "`host(x) == ...`"
-                yield warning(
-                    "W311",
+                yield Diagnostic(
+                    Code.W311,
                     f"glob `{glob}` lets other hosts through: it matches `{example}`",
                     node.span,
                     f"`*` and `?` also match `/`, `@` and `.`; test the host itself: {safe}"

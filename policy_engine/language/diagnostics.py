@@ -9,18 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from .codes import Code as Code
+from .codes import Severity as Severity
 from .hidden import visible
-
-
-class Severity(StrEnum):
-    ERROR = "error"
-    WARNING = "warning"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, order=True)
@@ -42,12 +35,20 @@ UNKNOWN_SPAN = Span("<unknown>", 1, 1, 1, 1)
 
 @dataclass(frozen=True)
 class Diagnostic:
-    code: str
-    severity: Severity
+    """One finding; its severity is its code's (``codes.Code``), never chosen at the call."""
+
+    code: Code
     message: str
     span: Span
     help: str | None = None
     notes: tuple[str, ...] = field(default=())
+    severity: Severity = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Code[...] refuses a name outside the registry, even from untyped callers.
+        code = Code[self.code]
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "severity", code.severity)
 
     @property
     def is_error(self) -> bool:

@@ -8,9 +8,8 @@ from ..wire.events import event_matches
 from . import ast
 from .analysis import analyze
 from .check_url_globs import lint_url_globs
-from .diagnostics import Diagnostic
+from .diagnostics import Code, Diagnostic
 from .model import PolicySetModel, ResolvedInterceptor
-from .resolve import warning
 
 
 def static_truth(condition: ast.Condition, interceptor: ResolvedInterceptor) -> bool | None:
@@ -81,8 +80,8 @@ def lint_never_fires(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
         condition, unless = found
         truth = static_truth(condition, interceptor)
         if truth is not None and truth == unless:
-            yield warning(
-                "W301",
+            yield Diagnostic(
+                Code.W301,
                 "this rule can never fire",
                 rule.span,
                 "its condition is decided by the hooks or by constants alone; fix or remove it",
@@ -95,8 +94,8 @@ def lint_audit_fail_closed(interceptor: ResolvedInterceptor) -> Iterator[Diagnos
             (s.span for s in interceptor.node.statements if isinstance(s, ast.ModeSetting)),
             interceptor.node.name_span,
         )
-        yield warning(
-            "W303",
+        yield Diagnostic(
+            Code.W303,
             f"audit interceptor `{interceptor.name}` is fail-closed",
             span,
             "audit never blocks the message, but a crash still counts as an error; "
@@ -113,8 +112,8 @@ def lint_validator_cannot_block(interceptor: ResolvedInterceptor) -> Iterator[Di
         for r in interceptor.rules
     )
     if not blocking:
-        yield warning(
-            "W304",
+        yield Diagnostic(
+            Code.W304,
             f"active validator `{interceptor.name}` has no `deny` rule and can never block",
             interceptor.node.name_span,
             "add a `deny` rule, or set `mode audit` if it only reports",
@@ -149,8 +148,8 @@ def lint_mutator_conflicts(model: PolicySetModel) -> Iterator[Diagnostic]:
                 rival = next((m for m in earlier if _overlap(m, mutator, phase)), None)
                 earlier.append(mutator)
                 if rival is not None:
-                    yield warning(
-                        "W302",
+                    yield Diagnostic(
+                        Code.W302,
                         f"`{mutator.name}` and `{rival.name}` both write `{path}` at "
                         f"{phase} priority {key[1]}",
                         rule.span,

@@ -7,7 +7,6 @@ mistakes people make most, how to fix it.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 from lark import Token
@@ -19,9 +18,10 @@ from lark.exceptions import (
     VisitError,
 )
 
+from ..wire.suggest import closest
 from . import ast
 from .build_ast import AstBuildError, build
-from .diagnostics import Diagnostic, Severity, Span
+from .diagnostics import Code, Diagnostic, Span
 from .grammar import TooManyRules, collecting_comments, counting_rules, parser
 from .limits import SourceLimits
 
@@ -109,9 +109,7 @@ def parse_source(
         cause = wrapped.orig_exc
         if not isinstance(cause, AstBuildError):
             raise
-        return ParseOutcome(
-            None, (Diagnostic(cause.code, Severity.ERROR, cause.message, cause.span, cause.help),)
-        )
+        return ParseOutcome(None, (Diagnostic(cause.code, cause.message, cause.span, cause.help),))
     rules = [
         s
         for item in items
@@ -133,8 +131,7 @@ def parse_source(
 
 def _too_many_rules(span: Span, limits: SourceLimits) -> Diagnostic:
     return Diagnostic(
-        "E010",
-        Severity.ERROR,
+        Code.E010,
         f"the policy set has more than the limit of {limits.max_rules} rules",
         Span(span.file, span.line, span.column, span.line, span.column + 1),
         "split the set across servers, or raise the limit with `--max-rules`",
@@ -221,9 +218,7 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
         message = "unexpected end of file" + (
             "; a block is not closed" if open_line is not None else ""
         )
-        return Diagnostic(
-            "E003", Severity.ERROR, message, Span(file, line, column, line, column + 1), help_text
-        )
+        return Diagnostic(Code.E003, message, Span(file, line, column, line, column + 1), help_text)
     assert isinstance(exc, UnexpectedToken)
     glued = _name_glued_to_dollar(exc.token, text, file)
     if glued is not None:
@@ -261,12 +256,11 @@ def _keyword_with_extra_letters(exc: UnexpectedToken, text: str, file: str) -> D
         return None
     begin, end = _word_at(text, start)
     word = text[begin:end]
-    guess = difflib.get_close_matches(word, sorted(_ALL_KEYWORDS), n=1, cutoff=0.6)
+    guess = closest(word, sorted(_ALL_KEYWORDS))
     line = text.count("\n", 0, begin) + 1
     column = begin - (text.rfind("\n", 0, begin) + 1) + 1
     return Diagnostic(
-        "E001",
-        Severity.ERROR,
+        Code.E001,
         f"unexpected `{word}`",
         Span(file, line, column, line, column + len(word)),
         f"did you mean `{guess[0]}`?" if guess else None,
@@ -289,8 +283,7 @@ def _string_missing_its_quote(token: Token, text: str, file: str) -> Diagnostic 
     line = text.count("\n", 0, opening) + 1
     column = opening - (text.rfind("\n", 0, opening) + 1) + 1
     return Diagnostic(
-        "E002",
-        Severity.ERROR,
+        Code.E002,
         f"the string `{swallowed}` is missing its closing quote",
         Span(file, line, column, line, column + len(swallowed)),
         f'close it before the comma: `"{first}", "{token}"`',
@@ -308,8 +301,7 @@ def _block_left_open(exc: UnexpectedToken, text: str, file: str) -> Diagnostic |
     if open_line is None:
         return None
     return Diagnostic(
-        "E001",
-        Severity.ERROR,
+        Code.E001,
         f"unexpected `{token}` inside a block",
         _token_span(file, token),
         f"add `}}` to close the block opened on line {open_line}",
@@ -362,8 +354,7 @@ def _json_left_open(exc: UnexpectedToken, text: str, file: str) -> Diagnostic | 
         return None
     closer = _CLOSERS[bracket]
     return Diagnostic(
-        "E001",
-        Severity.ERROR,
+        Code.E001,
         f"this `{bracket}` is never closed",
         Span(file, line, column, line, column + 1),
         f"add `{closer}` to close it before `{token}` on line {token.line}",
@@ -382,8 +373,7 @@ def _name_glued_to_dollar(token: Token, text: str, file: str) -> Diagnostic | No
         return None
     span = _token_span(file, token)
     return Diagnostic(
-        "E004",
-        Severity.ERROR,
+        Code.E004,
         f"malformed JSONPath `${token}`",
         Span(file, span.line, span.column - 1, span.end_line, span.end_column),
         f"write `$.{token}`; a path looks like `$.field`, `$..field`, `$.list[*].field` "
@@ -413,16 +403,14 @@ def _unexpected_character(
     rest = text[pos : pos + 2]
     if char == "'":
         return Diagnostic(
-            "E002",
-            Severity.ERROR,
+            Code.E002,
             "strings use double quotes",
             span,
             "write `\"...\"` instead of `'...'`",
         )
     if char == '"':
         return Diagnostic(
-            "E002",
-            Severity.ERROR,
+            Code.E002,
             "unterminated string",
             span,
             'close the string with `"` on the same line',
@@ -430,32 +418,28 @@ def _unexpected_character(
     if rest in ("&&", "||"):
         word = "and" if rest == "&&" else "or"
         return Diagnostic(
-            "E004",
-            Severity.ERROR,
+            Code.E004,
             f"unexpected `{rest}`",
             Span(file, line, column, line, column + 2),
             f"use `{word}` to combine conditions",
         )
     if char == "!":
         return Diagnostic(
-            "E004",
-            Severity.ERROR,
+            Code.E004,
             "unexpected `!`",
             span,
             "use `not` to negate a condition, and `!=` to compare",
         )
     if char == "=":
         return Diagnostic(
-            "E004",
-            Severity.ERROR,
+            Code.E004,
             "unexpected `=`",
             span,
             "use `==` to compare; a single `=` only appears in `set`, `param` and `pattern`",
         )
     if char == "$":
         return Diagnostic(
-            "E004",
-            Severity.ERROR,
+            Code.E004,
             "malformed JSONPath",
             span,
             "a path looks like `$.field`, `$..field`, `$.list[*].field` or `$['odd key']`",
@@ -463,8 +447,7 @@ def _unexpected_character(
     shown = char.encode("unicode_escape").decode() if char else "end of input"
     expected = _expected_words(_expected_terminals(exc))
     return Diagnostic(
-        "E004",
-        Severity.ERROR,
+        Code.E004,
         f"unexpected character `{shown}`",
         span,
         f"expected {expected}" if expected else None,
@@ -489,19 +472,17 @@ def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -
             for t in sorted(expected_terms)
             if t.isalpha() and t.lower() in _ALL_KEYWORDS and t.lower() not in STATEMENT_KEYWORDS
         ]
-        clause_guess = difflib.get_close_matches(value, clauses, n=1)
+        clause_guess = closest(value, clauses)
         if clause_guess:
             return Diagnostic(
-                "E001",
-                Severity.ERROR,
+                Code.E001,
                 f"unexpected `{value}`",
                 span,
                 f"did you mean `{clause_guess[0]}`?",
             )
-        guess = difflib.get_close_matches(value, candidates, n=1)
+        guess = closest(value, candidates)
         return Diagnostic(
-            "E006",
-            Severity.ERROR,
+            Code.E006,
             f"unknown statement `{value}`",
             span,
             f"did you mean `{guess[0]}`?"
@@ -509,24 +490,22 @@ def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -
             else f"a statement starts with one of: {', '.join(candidates)}",
         )
     if token.type == "EQUAL" and "COMPARE" in expected_terms:
-        return Diagnostic("E004", Severity.ERROR, "unexpected `=`", span, "use `==` to compare")
+        return Diagnostic(Code.E004, "unexpected `=`", span, "use `==` to compare")
     if (
         "STRING" in expected_terms
         and token.type in {"NAME", "IDENT", "EVENT", "PATTERN_NAME"}
         and len(expected_terms) <= 3
     ):
         return Diagnostic(
-            "E001",
-            Severity.ERROR,
+            Code.E001,
             f"expected a string, found `{value}`",
             span,
             f'put text in double quotes: `"{value}"`',
         )
     if not expected_terms - {"VALIDATOR", "MUTATOR", "PATTERN", "TEST", "EVENT_WORD", "$END"}:
-        guess = difflib.get_close_matches(value, TOP_LEVEL_KEYWORDS, n=1)
+        guess = closest(value, TOP_LEVEL_KEYWORDS)
         return Diagnostic(
-            "E007",
-            Severity.ERROR,
+            Code.E007,
             f"unexpected `{value}` at the top level",
             span,
             f"did you mean `{guess[0]}`?"
@@ -537,12 +516,12 @@ def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -
     help_text = f"expected {expected}" if expected else None
     # A misspelt word where only words fit (`per minuts`, `limit rat`).
     words = [t.lower() for t in sorted(expected_terms) if t.isalpha() and t not in _TERMINAL_WORDS]
-    word_guess = difflib.get_close_matches(value, words, n=1) if token.type != "$END" else []
+    word_guess = closest(value, words) if token.type != "$END" else []
     if word_guess:
         help_text = f"did you mean `{word_guess[0]}`?"
     if keywords and not help_text:
         help_text = f"expected one of: {', '.join(sorted(keywords))}"
-    return Diagnostic("E001", Severity.ERROR, f"unexpected {found}", span, help_text)
+    return Diagnostic(Code.E001, f"unexpected {found}", span, help_text)
 
 
 _ALL_KEYWORDS = (

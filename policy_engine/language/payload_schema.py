@@ -15,7 +15,6 @@ nothing is the mistake this check exists to catch.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import re
@@ -25,6 +24,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Final
 
+from ..wire.suggest import closest
 from .path_syntax import Descend, Field, Filter, Index, PathSyntax, Slice, Step, Wildcard
 
 __all__ = [
@@ -518,7 +518,7 @@ def _field_failure(steps: Steps, i: int, name: str, sel: _Selection, ctx: _Conte
     candidates = sorted(sel.missing_in)
     renamed = [
         _Fix(ctx.lift((*steps[:i], _rename(step, name, match), *steps[i + 1 :])), verified=False)
-        for match in _close_matches(name, candidates)
+        for match in closest(name, candidates, n=3)
     ]
     dropped: list[_Fix] = []
     if i == 0 and (len(steps) > 1 or name in _ENVELOPE_NAMES):
@@ -530,17 +530,6 @@ def _field_failure(steps: Steps, i: int, name: str, sel: _Selection, ctx: _Conte
 
 def _rename(step: Field, old: str, new: str) -> Field:
     return Field(tuple(new if n == old else n for n in step.names))
-
-
-def _close_matches(name: str, candidates: list[str]) -> list[str]:
-    """Likely intended names: same letters ignoring case and ``_``/``-`` first, then lookalikes."""
-
-    def norm(text: str) -> str:
-        return text.replace("_", "").replace("-", "").lower()
-
-    exact = [c for c in candidates if norm(c) == norm(name)]
-    close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
-    return exact + [c for c in close if c not in exact]
 
 
 def _mismatch(place: str | None, ctx: _Context, kinds: set[str], expected: str) -> str:

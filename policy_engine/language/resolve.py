@@ -7,14 +7,14 @@ be unique across the set.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from typing import Any
 
 from ..wire.constants import INT32_MAX, INT32_MIN, MODE_ALIASES, Phase
+from ..wire.suggest import did_you_mean
 from . import ast
 from .builtin_patterns import BUILTIN_PATTERNS
-from .diagnostics import Diagnostic, Severity, Span
+from .diagnostics import Code, Diagnostic, Span
 from .model import NO_DEFAULT, PolicySetModel, ResolvedInterceptor, ResolvedParam, ResolvedPattern
 from .path_syntax import filter_conditions
 from .walk import find
@@ -39,32 +39,6 @@ _SETTING_WORDS: dict[type, str] = {
 }
 
 
-def error(code: str, message: str, span: Span, help: str | None = None) -> Diagnostic:
-    return Diagnostic(code, Severity.ERROR, message, span, help)
-
-
-def warning(code: str, message: str, span: Span, help: str | None = None) -> Diagnostic:
-    return Diagnostic(code, Severity.WARNING, message, span, help)
-
-
-def did_you_mean(name: str, candidates: Any) -> str | None:
-    names = [str(c) for c in candidates]
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    if not close:
-        # `PHONE_NUMBER` for `PHONE`, `EMAIL_ADDRESS` for `EMAIL`: one name holds the
-        # other, which the similarity ratio alone misses when the extra part is long.
-        lowered = name.lower()
-        close = sorted(
-            (
-                c
-                for c in names
-                if min(len(c), len(name)) >= 3 and (c.lower() in lowered or lowered in c.lower())
-            ),
-            key=lambda c: -difflib.SequenceMatcher(None, name, c).ratio(),
-        )[:1]
-    return f"did you mean `{close[0]}`?" if close else None
-
-
 def resolve(files: list[ast.PolicyFile]) -> tuple[PolicySetModel, list[Diagnostic]]:
     model = PolicySetModel(files)
     diagnostics: list[Diagnostic] = []
@@ -78,8 +52,8 @@ def resolve(files: list[ast.PolicyFile]) -> tuple[PolicySetModel, list[Diagnosti
                 if item.name in seen:
                     first = seen[item.name].name_span
                     diagnostics.append(
-                        error(
-                            "E102",
+                        Diagnostic(
+                            Code.E102,
                             f"interceptor `{item.name}` is already defined at {first}",
                             item.name_span,
                             "interceptor names must be unique across the policy set; rename one",
@@ -105,16 +79,16 @@ def _collect_patterns(model: PolicySetModel) -> Iterator[Diagnostic]:
                 continue
             existing = model.patterns.get(item.name)
             if existing is not None and not existing.builtin:
-                yield error(
-                    "E105",
+                yield Diagnostic(
+                    Code.E105,
                     f"pattern `{item.name}` is already defined at {existing.span}",
                     item.span,
                     "rename one of the patterns",
                 )
                 continue
             if existing is not None:
-                yield warning(
-                    "W308",
+                yield Diagnostic(
+                    Code.W308,
                     f"pattern `{item.name}` shadows the built-in pattern of the same name",
                     item.span,
                     "choose another name unless you mean to replace the built-in",
@@ -134,8 +108,8 @@ def _resolve_interceptor(
     problems = block.problems
     if not block.hooks:
         problems.append(
-            error(
-                "E207",
+            Diagnostic(
+                Code.E207,
                 f"{node.kind} `{node.name}` has no hooks",
                 node.name_span,
                 "add a line such as `on tools/call request`",
@@ -144,8 +118,8 @@ def _resolve_interceptor(
         return None, problems
     if node.kind == "validator" and block.priorities:
         problems.append(
-            warning(
-                "W307",
+            Diagnostic(
+                Code.W307,
                 "priority has no effect on a validator",
                 next(iter(block.priority_spans.values())),
                 "validators run in parallel; only mutators are ordered by priority",
@@ -211,8 +185,8 @@ class _Block:
             owner = self.servers.get(tool)
             if owner is not None and owner != statement.server:
                 self.problems.append(
-                    error(
-                        "E230",
+                    Diagnostic(
+                        Code.E230,
                         f"tool `{tool}` is given to servers `{owner}` and `{statement.server}`",
                         statement.span,
                         "a tool belongs to one server; keep it in one `server ... tools` line",
@@ -232,8 +206,8 @@ class _Block:
     def _param(self, param: ast.ParamDef) -> None:
         if param.name in self.params:
             self.problems.append(
-                error(
-                    "E105",
+                Diagnostic(
+                    Code.E105,
                     f"param `{param.name}` is already declared at {self.params[param.name].span}",
                     param.span,
                 )
@@ -246,13 +220,13 @@ class _Block:
     def _priority(self, phase: Phase, value: int | float, span: Span) -> None:
         if not isinstance(value, int):
             self.problems.append(
-                error("E211", f"priority must be a whole number, not `{value}`", span)
+                Diagnostic(Code.E211, f"priority must be a whole number, not `{value}`", span)
             )
             return
         if not INT32_MIN <= value <= INT32_MAX:
             self.problems.append(
-                error(
-                    "E205",
+                Diagnostic(
+                    Code.E205,
                     f"priority `{value}` is out of range",
                     span,
                     f"priorities are 32-bit signed integers ({INT32_MIN} to {INT32_MAX})",
@@ -261,8 +235,8 @@ class _Block:
             return
         if phase in self.priorities and self.priorities[phase] != value:
             self.problems.append(
-                error(
-                    "E208",
+                Diagnostic(
+                    Code.E208,
                     f"{phase} priority is set twice ({self.priorities[phase]} at "
                     f"{self.priority_spans[phase]}, then {value})",
                     span,
@@ -282,8 +256,8 @@ class _Block:
             first = self.settings.get(type(statement))
             where = f"first at {first.span}" if first is not None else "also in the header"
             self.problems.append(
-                error(
-                    "E208",
+                Diagnostic(
+                    Code.E208,
                     f"`{_SETTING_WORDS[type(statement)]}` is given twice ({where})",
                     statement.span,
                     "remove one of them",
@@ -332,8 +306,8 @@ def value_fits(value: Any, type_ref: ast.TypeRef) -> bool:
 
 def _check_param_default(param: ast.ParamDef) -> Iterator[Diagnostic]:
     if param.default is not None and not value_fits(param.default.value, param.type):
-        yield error(
-            "E209",
+        yield Diagnostic(
+            Code.E209,
             f"default of param `{param.name}` is not of type `{param.type}`",
             param.default.span,
             f"give a value of type `{param.type}` or change the declared type",
@@ -353,8 +327,8 @@ def _check_references(model: PolicySetModel) -> Iterator[Diagnostic]:
                 used_patterns.add(ref.name)
                 if ref.name not in model.patterns:
                     hint = did_you_mean(ref.name, model.patterns)
-                    yield error(
-                        "E103",
+                    yield Diagnostic(
+                        Code.E103,
                         f"unknown pattern `{ref.name}`",
                         span,
                         hint or "define it with `pattern NAME = /regex/` or use a built-in pattern",
@@ -369,18 +343,18 @@ def _check_references(model: PolicySetModel) -> Iterator[Diagnostic]:
                 if param_ref.name not in interceptor.params:
                     hint = did_you_mean(param_ref.name, interceptor.params)
                     declared = _declaration_for(param_ref, rule)
-                    yield error(
-                        "E104",
+                    yield Diagnostic(
+                        Code.E104,
                         f"unknown param `{param_ref.name}` in `{interceptor.name}`",
                         param_ref.span,
                         hint or f"declare it: `param {param_ref.name}: {declared}`",
                     )
         for name, param in interceptor.params.items():
             if name not in used_params:
-                yield warning("W306", f"param `{name}` is never used", param.span)
+                yield Diagnostic(Code.W306, f"param `{name}` is never used", param.span)
     for pattern in model.patterns.values():
         if not pattern.builtin and pattern.name not in used_patterns and pattern.span is not None:
-            yield warning("W306", f"pattern `{pattern.name}` is never used", pattern.span)
+            yield Diagnostic(Code.W306, f"pattern `{pattern.name}` is never used", pattern.span)
 
 
 def _pattern_refs(item: ast.Interceptor) -> Iterator[tuple[ast.PatternName, Span]]:
@@ -429,15 +403,15 @@ def _list_param_refs(rule: ast.Rule) -> Iterator[ast.ParamRef]:
 def _check_context_ref(ref: ast.ContextRef) -> Iterator[Diagnostic]:
     head = ref.parts[0]
     if head not in CONTEXT_FIELDS:
-        yield error(
-            "E106",
+        yield Diagnostic(
+            Code.E106,
             f"unknown context field `{head}`",
             ref.span,
             did_you_mean(head, CONTEXT_FIELDS) or f"the context has: {', '.join(CONTEXT_FIELDS)}",
         )
     elif head == "principal" and len(ref.parts) > 1 and ref.parts[1] not in PRINCIPAL_FIELDS:
-        yield error(
-            "E106",
+        yield Diagnostic(
+            Code.E106,
             f"unknown principal field `{ref.parts[1]}`",
             ref.span,
             did_you_mean(ref.parts[1], PRINCIPAL_FIELDS)

@@ -14,7 +14,7 @@ import errno
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .diagnostics import Diagnostic, Severity, Span
+from .diagnostics import Code, Diagnostic, Span
 from .limits import SourceLimits
 
 # What a caller may hand the checker per file: text, raw bytes, or why reading failed.
@@ -76,8 +76,7 @@ def _unreadable(name: str, err: OSError) -> Diagnostic:
     else:
         reason = err.strerror or type(err).__name__
     return Diagnostic(
-        "E011",
-        Severity.ERROR,
+        Code.E011,
         f"cannot read policy file `{name}`: {reason}",
         Span(name, 1, 1, 1, 1),
         "fix or remove the file; every `.policy` file in a folder is part of the set",
@@ -86,8 +85,7 @@ def _unreadable(name: str, err: OSError) -> Diagnostic:
 
 def _too_large(name: str, limits: SourceLimits) -> Diagnostic:
     return Diagnostic(
-        "E009",
-        Severity.ERROR,
+        Code.E009,
         f"policy file `{name}` is larger than the limit of {limits.max_file_bytes} bytes",
         Span(name, 1, 1, 1, 1),
         "split it into several files, or raise the limit with `--max-policy-bytes`",
@@ -98,8 +96,7 @@ def _not_utf8(name: str, data: bytes, err: UnicodeDecodeError) -> Diagnostic:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             return Diagnostic(
-                "E011",
-                Severity.ERROR,
+                Code.E011,
                 f"policy file `{name}` is not UTF-8 (it starts with a {encoding} byte-order mark)",
                 Span(name, 1, 1, 1, 1),
                 "save the file as UTF-8",
@@ -108,8 +105,7 @@ def _not_utf8(name: str, data: bytes, err: UnicodeDecodeError) -> Diagnostic:
     line = before.count(b"\n") + 1
     column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
     return Diagnostic(
-        "E011",
-        Severity.ERROR,
+        Code.E011,
         f"policy file `{name}` is not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})",
         Span(name, line, column, line, column + 1),
         "save the file as UTF-8; policyc reads no other encoding",

@@ -13,12 +13,13 @@ from typing import Any
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, METHOD_NOT_FOUND, RequestParams
+from mcp_types import RequestParams
 from pydantic import ConfigDict, ValidationError
 
 from policy_engine import __version__
 from policy_engine.wire import InterceptorError
-from policy_engine.wire.constants import INVOKE_METHODS, LIST_METHOD
+from policy_engine.wire.constants import HANDSHAKE_METHODS, INVOKE_METHODS, LIST_METHOD
+from policy_engine.wire.errors import INTERNAL_ERROR, METHOD_NOT_FOUND
 
 from .catalog import EXTENSION_ID
 from .decision_log import DecisionLog
@@ -27,8 +28,6 @@ from .service import InterceptorService
 from .source import ProviderSource
 
 SERVER_NAME = "policyc"
-
-_HANDSHAKE_METHODS = frozenset({"initialize", "server/discover"})
 
 
 class _RawParams(RequestParams):
@@ -82,7 +81,7 @@ class _AdvertiseInterceptors:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         result = await call_next(ctx)
-        if ctx.method in _HANDSHAKE_METHODS and isinstance(result, dict):
+        if ctx.method in HANDSHAKE_METHODS and isinstance(result, dict):
             settings = self._service.catalog().capability()
             capabilities = dict(result.get("capabilities") or {})
             for key in ("extensions", "experimental"):

@@ -15,6 +15,8 @@ import os
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from policy_engine.wire.errors import UNAUTHORIZED
+
 
 class AuthConfigError(ValueError):
     """The token variable is missing or empty: refuse to start rather than serve open."""
@@ -66,7 +68,7 @@ class BearerTokenMiddleware:
                 "jsonrpc": "2.0",
                 "id": None,
                 "error": {
-                    "code": -32001,
+                    "code": UNAUTHORIZED,
                     "message": "Unauthorized",
                     "data": {
                         "reason": "missing bearer token" if missing else "invalid bearer token"

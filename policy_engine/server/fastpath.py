@@ -31,7 +31,7 @@ from mcp_types import (
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR
 
-from ..wire.constants import INVOKE_METHODS, LIST_METHOD
+from ..wire.constants import INITIALIZE, INVOKE_METHODS, LIST_METHOD
 from .service import InterceptorService
 
 Era = Literal["legacy", "modern"]
@@ -76,9 +76,9 @@ class FastLane:
         if not isinstance(message, JSONRPCRequest):
             return
         if self._era is None:
-            opens_modern = message.method != "initialize" and _has_envelope(message.params)
+            opens_modern = message.method != INITIALIZE and _has_envelope(message.params)
             self._era = "modern" if opens_modern else "legacy"
-        if message.method == "initialize" and self._initialize_id is None:
+        if message.method == INITIALIZE and self._initialize_id is None:
             self._initialize_id = coerce_request_id(message.id)
 
     def observe_outbound(self, message: JSONRPCMessage) -> None:

@@ -23,7 +23,8 @@ from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp_types import ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCNotification, RequestId
 from pydantic import ValidationError
 
-from policy_engine.wire.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from policy_engine.wire.constants import CANCELLED
+from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from policy_engine.wire.json_text import TOO_DEEP, InvalidText, JSONTextError, loads
 from policy_engine.wire.unicode import is_text
 
@@ -268,7 +269,7 @@ def encode_message(message: JSONRPCMessage) -> bytes:
         if request_id is None:
             raise
         error = ErrorData(
-            code=-32603,
+            code=INTERNAL_ERROR,
             message="Internal error",
             data={"reason": f"result could not be serialized ({type(exc).__name__})"},
         )
@@ -278,7 +279,7 @@ def encode_message(message: JSONRPCMessage) -> bytes:
 
 def cancelled_request(message: JSONRPCMessage) -> RequestId | None:
     """The id a ``notifications/cancelled`` names, coerced for correlation, else ``None``."""
-    if not isinstance(message, JSONRPCNotification) or message.method != "notifications/cancelled":
+    if not isinstance(message, JSONRPCNotification) or message.method != CANCELLED:
         return None
     request_id = as_request_id((message.params or {}).get("requestId"))
     return None if request_id is None else coerce_request_id(request_id)

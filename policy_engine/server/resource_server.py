@@ -27,6 +27,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from policy_engine.wire import Principal
+from policy_engine.wire.errors import INVALID_REQUEST, UNAUTHORIZED
 
 from .auth import AuthConfigError
 from .oauth import TokenRejected, TokenVerifier
@@ -174,7 +175,7 @@ class ResourceServerMiddleware:
                 "jsonrpc": "2.0",
                 "id": None,
                 "error": {
-                    "code": -32001,
+                    "code": UNAUTHORIZED,
                     "message": "Unauthorized" if status == 401 else "Forbidden",
                     "data": {"reason": reason},
                 },
@@ -198,7 +199,7 @@ async def _session_not_found(send: Send) -> None:
         {
             "jsonrpc": "2.0",
             "id": None,
-            "error": {"code": -32600, "message": "Session not found"},
+            "error": {"code": INVALID_REQUEST, "message": "Session not found"},
         }
     ).encode()
     await _respond(send, 404, body, [])

@@ -20,5 +20,15 @@ INVOKE_METHOD = "interceptor/invoke"
 INVOKE_METHOD_ALIAS = "interceptors/invoke"
 INVOKE_METHODS = frozenset({INVOKE_METHOD, INVOKE_METHOD_ALIAS})
 
+# MCP lifecycle methods: what a host must pass through untouched.
+INITIALIZE = "initialize"
+DISCOVER = "server/discover"
+INITIALIZED = "notifications/initialized"
+CANCELLED = "notifications/cancelled"
+HANDSHAKE_METHODS = frozenset({INITIALIZE, DISCOVER})
+"""The two ways a session opens (2025 `initialize`, 2026 `server/discover`)."""
+SKIPPED_METHODS = HANDSHAKE_METHODS | {INITIALIZED, CANCELLED, LIST_METHOD} | INVOKE_METHODS
+"""Lifecycle and the interceptor methods themselves: never intercepted, so nothing recurses."""
+
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1

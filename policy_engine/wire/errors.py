@@ -16,6 +16,10 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 TIMEOUT = -32000
+REQUEST_TIMEOUT = -32001
+"""The SDK's REQUEST_TIMEOUT: a request the other side did not answer in time."""
+UNAUTHORIZED = -32001
+"""An HTTP request refused for its bearer token (401/403); MCP servers answer it this way."""
 
 
 class PolicycError(Exception):

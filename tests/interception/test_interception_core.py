@@ -18,7 +18,6 @@ import pytest
 from policy_engine.chain import InterceptorChain
 from policy_engine.compiler import compile_policies
 from policy_engine.interception import (
-    SKIPPED_METHODS,
     BlockStyle,
     ChainRun,
     Forward,
@@ -27,6 +26,7 @@ from policy_engine.interception import (
     Refuse,
     Role,
 )
+from policy_engine.wire.constants import SKIPPED_METHODS
 
 POLICY = """
 mutator scrub {

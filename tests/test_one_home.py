@@ -1,0 +1,98 @@
+"""Facts with one home: no copy of a registry's value appears elsewhere in the package.
+
+A diagnostic code (``"E204"``) is named only in ``language/codes.py``; a JSON-RPC error
+code (``-32602``) only in ``wire/errors.py``. Call sites use the names, so a code's
+severity, summary and meaning cannot drift between two spellings. This reads the
+source (docstrings and comments may still mention a code in prose).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "policy_engine"
+DIAGNOSTIC_HOME = PACKAGE / "language" / "codes.py"
+JSONRPC_HOME = PACKAGE / "wire" / "errors.py"
+# JSON-RPC reserves -32768..-32000 for protocol and implementation errors.
+JSONRPC_RESERVED = range(-32768, -31999)
+
+
+def _modules() -> Iterator[tuple[Path, ast.AST]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield path, ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _where(path: Path, node: ast.expr) -> str:
+    return f"{path.relative_to(PACKAGE)}:{node.lineno}"
+
+
+def test_diagnostic_codes_are_spelled_only_in_the_registry() -> None:
+    found = [
+        f"{_where(path, node)} {node.value!r}"
+        for path, tree in _modules()
+        if path != DIAGNOSTIC_HOME
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"[EW]\d{3}", node.value)
+    ]
+    assert found == [], "use language.codes.Code:\n" + "\n".join(found)
+
+
+def test_jsonrpc_error_codes_are_spelled_only_in_wire_errors() -> None:
+    found = [
+        _where(path, node)
+        for path, tree in _modules()
+        if path != JSONRPC_HOME
+        for node in ast.walk(tree)
+        if isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+        and -node.operand.value in JSONRPC_RESERVED
+    ]
+    assert found == [], "use the names in wire/errors.py:\n" + "\n".join(found)
+
+
+SUGGEST_HOME = PACKAGE / "wire" / "suggest.py"
+# difflib's diff output (`unified_diff`) is fine anywhere; its name matching is not.
+MATCHING = {"get_close_matches", "SequenceMatcher"}
+
+
+def test_did_you_mean_comes_from_one_helper() -> None:
+    found = [
+        _where(path, node)
+        for path, tree in _modules()
+        if path != SUGGEST_HOME
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Attribute) and node.attr in MATCHING)
+        or (isinstance(node, ast.alias) and node.name in MATCHING)
+        or (isinstance(node, ast.FunctionDef) and node.name in {"did_you_mean", "closest"})
+    ]
+    assert found == [], "use wire.suggest:\n" + "\n".join(found)
+
+
+CONSTANTS_HOME = PACKAGE / "wire" / "constants.py"
+# The gateway still spells single lifecycle messages inline (`== "initialize"`) while it is
+# being reworked; its handshake set and every interceptor method come from wire.constants.
+GATEWAY_PENDING = {"initialize", "notifications/initialized", "notifications/cancelled"}
+
+
+def test_method_names_and_their_sets_live_in_wire_constants() -> None:
+    from policy_engine.wire import constants
+
+    names = constants.SKIPPED_METHODS
+    assert constants.HANDSHAKE_METHODS | constants.INVOKE_METHODS <= constants.SKIPPED_METHODS
+    found = [
+        f"{_where(path, node)} {node.value!r}"
+        for path, tree in _modules()
+        if path != CONSTANTS_HOME
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and node.value in names
+        and not (path.parent.name == "gateway" and node.value in GATEWAY_PENDING)
+    ]
+    assert found == [], "use wire.constants:\n" + "\n".join(found)
