@@ -135,7 +135,9 @@ def _middleware_list(server: Any) -> list[Any]:
     raise UnsupportedServer(
         f"install_policies needs an mcp 2.x `Server` or `MCPServer`, not {kind}: "
         + (
-            "fastmcp's `middleware` list takes fastmcp middleware, not this one. "
+            "fastmcp's `middleware` list takes fastmcp middleware: use "
+            "`server.add_middleware(FastMCPPolicyMiddleware(policies))` from "
+            "`policy_engine.integrations.fastmcp` (pip install 'policyc[fastmcp]'). "
             if type(server).__module__.split(".")[0] == "fastmcp"
             else ""
         )
