@@ -24,7 +24,9 @@ ALLOWED = {
     # Session flow state: standard library (and the optional redis client) only.
     "flow": {"flow", "__init__"},
     "testing": {"wire", "language", "compiler", "chain", "testing", "__init__"},
-    "server": {"wire", "server", "__init__"},
+    # Metrics, health and readiness: one module of definitions every host calls into.
+    "observability": {"wire", "observability", "__init__"},
+    "server": {"wire", "server", "observability", "__init__"},
     # The interception core: MCP messages -> chain runs, shared by every host.
     "interception": {"wire", "chain", "interception", "__init__"},
     "gateway": {
@@ -35,6 +37,7 @@ ALLOWED = {
         "interception",
         "server",
         "flow",
+        "observability",
         "gateway",
         "__init__",
     },
@@ -69,6 +72,7 @@ ALLOWED = {
         "authoring",
         "impact",
         "flow",
+        "observability",
         "cli",
         "__init__",
     },
@@ -78,6 +82,7 @@ FORBIDDEN_EXTERNAL = {
     "wire": {"mcp", "mcp_types", "lark", "click"},
     "language": {"mcp", "mcp_types"},
     "interception": {"mcp", "mcp_types"},
+    "observability": {"mcp", "mcp_types"},
 }
 
 
@@ -121,9 +126,11 @@ def test_layer_imports_only_layers_below(layer: str) -> None:
 
 
 def test_chain_and_server_stand_on_wire_alone() -> None:
-    """The diamond's right side: transports and the chain never need the compiler."""
-    for layer in ("chain", "server"):
-        assert ALLOWED[layer] == {"wire", layer, "__init__"}
+    """The diamond's right side: transports and the chain never need the compiler
+    (the server reports to observability, which stands on wire alone)."""
+    assert ALLOWED["chain"] == {"wire", "chain", "__init__"}
+    assert ALLOWED["server"] == {"wire", "server", "observability", "__init__"}
+    assert ALLOWED["observability"] == {"wire", "observability", "__init__"}
     assert "chain" not in ALLOWED["compiler"] and "server" not in ALLOWED["testing"]
 
 

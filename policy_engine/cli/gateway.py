@@ -19,6 +19,7 @@ import click
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
+from .metrics_options import metrics_listen_option, start_metrics_listener
 from .serve import parse_listen
 
 
@@ -77,6 +78,7 @@ def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
     "`policyc replay` (created owner-only: it holds raw payloads).",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Trace every message to stderr.")
+@metrics_listen_option
 @flow_options
 def gateway(
     paths: tuple[str, ...],
@@ -96,6 +98,7 @@ def gateway(
     log_payloads: bool,
     record: str | None,
     verbose: bool,
+    metrics_listen: str | None,
     flow_store: str | None,
     flow_key_env: str | None,
     flow_ttl: float,
@@ -189,6 +192,7 @@ def gateway(
     except DecisionLogError as exc:
         fail(str(exc))
     log = observers(decisions, recorder)
+    start_metrics_listener(metrics_listen)
     from ..gateway import run_gateway
 
     try:

@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from policy_engine.flow import Fingerprinter
 from policy_engine.interception import Interception
+from policy_engine.observability import metrics
 from policy_engine.server.auth import BearerTokenMiddleware
 from policy_engine.server.http_app import MCP_PATH, listen, security_settings
 from policy_engine.server.http_connections import guarded_config
@@ -224,7 +225,7 @@ def build_app(
     )
     if options.auth_token is not None:
         app = BearerTokenMiddleware(app, options.auth_token)
-    return app, sessions
+    return metrics.observed(app), sessions
 
 
 async def serve_http(options: GatewayOptions, interception: Interception) -> str | None:

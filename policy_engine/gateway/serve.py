@@ -14,9 +14,11 @@ from typing import Any
 from policy_engine.chain import InterceptorChain, Selector, ServerSpec
 from policy_engine.flow import Fingerprinter
 from policy_engine.interception import BlockStyle, ChainRun, Interception, Role
+from policy_engine.observability import metrics
 from policy_engine.wire import InterceptorOverrides, InterceptorProvider
 
 from .backend import BackendSpec
+from .decision_log import observers
 from .expose import capability, exposed_service
 from .session import GatewaySession, SessionOptions
 
@@ -114,12 +116,13 @@ async def open_interception(
         default_timeout_ms=options.interceptor_timeout_ms,
         errlog=sys.stderr,
     ) as chain:
+        metrics.policies_loaded()
         yield Interception(
             chain,
             acts_for=options.side,
             block_style=options.block_style,
             chain_timeout_ms=options.chain_timeout_ms,
-            observer=observer,
+            observer=observers(metrics.chain_observer, observer),
         )
 
 

@@ -36,6 +36,7 @@ from mcp_types import (
 )
 
 from policy_engine.interception import LISTS, Interception, InterceptionSession, Refuse
+from policy_engine.observability import metrics
 from policy_engine.server import EXTENSION_ID, INVOKE_METHOD, LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
@@ -147,6 +148,13 @@ class GatewaySession:
     # the session's life
 
     async def run(self, front_read: Any) -> None:
+        metrics.session_opened()
+        try:
+            await self._run(front_read)
+        finally:
+            metrics.session_closed()
+
+    async def _run(self, front_read: Any) -> None:
         async with anyio.create_task_group() as tg:
             self._tg = tg
             for backend in self._order:
@@ -567,6 +575,7 @@ class GatewaySession:
             self._stop(f"backend {spec.name} exited: {reason}")
             return
         backend.restarts += 1
+        metrics.backend_restarted(spec.name)
         logger.warning(
             "backend %s exited (%s); restarting (%d of %d)",
             spec.name,

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from policy_engine.observability import metrics
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR
 
@@ -229,6 +230,7 @@ class DecisionLog:
             with self._lock:
                 self._dropped += 1
                 self._dropped_total += 1
+            metrics.decision_log_dropped()
             if self.settings.complete:
                 raise InterceptorError(
                     INTERNAL_ERROR,
@@ -315,6 +317,7 @@ class DecisionLog:
             with self._lock:
                 self._dropped += count
                 self._dropped_total += count
+            metrics.decision_log_dropped(count)
             if not self._write_failed:
                 self._write_failed = True
                 logger.warning(

@@ -21,6 +21,8 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
+from policy_engine.observability import metrics
+
 from .app import build_server
 from .auth import BearerTokenMiddleware
 from .decision_log import DecisionLog
@@ -111,7 +113,8 @@ def build_http_app(
     )
     if auth_token is not None:
         app = BearerTokenMiddleware(app, auth_token)
-    return app
+    metrics.policies_loaded()
+    return metrics.observed(app)
 
 
 def is_loopback(host: str) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from pydantic import ValidationError
 
+from policy_engine.observability import metrics
 from policy_engine.wire import (
     InterceptorError,
     InvokeParams,
@@ -96,9 +97,17 @@ class InterceptorService:
                 raise execution_failed(params.name, _failure_reason(exc)) from None
         except InterceptorError as error:
             self._log_error(body, params, error, started)
+            self._count(params, "error", started)
             raise
         self._log_result(params, result, started)
+        self._count(params, _outcome(result), started)
         return wire
+
+    def _count(self, params: InvokeParams | None, outcome: str, started: float) -> None:
+        """The metric; a name the catalog does not know is not a label (clients choose it)."""
+        known = params is not None and params.name in self.catalog().by_name
+        name = params.name if known and params is not None else metrics.UNKNOWN
+        metrics.decision(name, outcome, time.perf_counter() - started)
 
     async def _run(
         self, catalog: Catalog, params: InvokeParams
@@ -187,6 +196,12 @@ class InterceptorService:
                 error_code=error.code,
             )
         )
+
+
+def _outcome(result: ValidationResult | MutationResult) -> str:
+    if isinstance(result, ValidationResult):
+        return "valid" if result.valid else "invalid"
+    return "modified" if result.modified else "unmodified"
 
 
 def _str_or_none(value: object) -> str | None:
