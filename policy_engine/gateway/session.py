@@ -153,6 +153,8 @@ class GatewaySession:
             await self._run(front_read)
         finally:
             metrics.session_closed()
+            for backend in self._order:  # also when cancelled: ended, not down (readiness)
+                backend.close()
 
     async def _run(self, front_read: Any) -> None:
         async with anyio.create_task_group() as tg:

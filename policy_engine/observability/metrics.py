@@ -122,6 +122,11 @@ _backends: weakref.WeakSet[Any] = weakref.WeakSet()
 _backends_lock = threading.Lock()
 
 
+def _watched() -> list[_Backend]:
+    with _backends_lock:
+        return [b for b in list(_backends) if not b.closing]
+
+
 class _BackendCollector(Collector):
     """``policyc_backends_up{backend}``: live backend connections, read at scrape time."""
 
@@ -140,11 +145,6 @@ class _BackendCollector(Collector):
 
 
 REGISTRY.register(_BackendCollector())
-
-
-def _watched() -> list[_Backend]:
-    with _backends_lock:
-        return [b for b in list(_backends) if not b.closing]
 
 
 # hooks: one call each where the event happens
