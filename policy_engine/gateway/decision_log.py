@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from policy_engine.interception import ChainRun
-from policy_engine.server.decision_log import DecisionLog
+from policy_engine.server.decision_log import DecisionLog, fired_rules
 from policy_engine.server.traffic_recorder import open_recorder
 from policy_engine.wire.traffic import TrafficRecord, record_line
 
@@ -52,6 +52,8 @@ class GatewayDecisionLog:
                     **({"valid": entry.valid} if entry.valid is not None else {}),
                     **({"modified": entry.modified} if entry.modified is not None else {}),
                     **({"error": entry.error} if entry.error is not None else {}),
+                    **({"mode": entry.mode} if entry.mode is not None else {}),
+                    **_rules(entry),
                 }
                 for entry in result.results
             ],
@@ -65,6 +67,12 @@ class GatewayDecisionLog:
 
     def close(self) -> None:
         self._writer.close()
+
+
+def _rules(entry: Any) -> dict[str, Any]:
+    """``rules``: which rules fired in this interceptor (codes and messages as written)."""
+    fired = fired_rules(entry.info, entry.messages)
+    return {"rules": fired} if fired else {}
 
 
 class TrafficRecorder:

@@ -69,6 +69,8 @@ class Decision:
     error_code: int | None = None
     payload: Any = None
     has_payload: bool = False
+    rules: list[dict[str, str]] | None = None
+    """Which rules fired (:func:`fired_rules`)."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,35 @@ class _Sink:
         self._stream = None if self.target != "-" else sys.stderr
 
 
+_MAX_RULES = 32
+_RULE_CHARS = 256
+
+
+def fired_rules(info: Any, messages: Any) -> list[dict[str, str]]:
+    """Which rules fired, from a validation result's ``info.rules``: code, source, the
+    message as written, severity. Never the rendered message, whose placeholders may
+    carry payload content; bounded in count and length whoever made the result."""
+    rules = info.get("rules") if isinstance(info, dict) else None
+    if not isinstance(rules, list):
+        return []
+    fired: list[dict[str, str]] = []
+    for index, rule in enumerate(rules[:_MAX_RULES]):
+        if not isinstance(rule, dict):
+            continue
+        item = {
+            key: rule[key][:_RULE_CHARS]
+            for key in ("rule", "source", "message")
+            if isinstance(rule.get(key), str)
+        }
+        severity = (
+            getattr(messages[index], "severity", None) if index < len(messages or []) else None
+        )
+        if isinstance(severity, str):
+            item["severity"] = severity
+        fired.append(item)
+    return fired
+
+
 class DecisionLog:
     """Formats decisions on the caller's thread and writes them from a thread of its own."""
 
@@ -271,6 +302,8 @@ class DecisionLog:
             entry["severity"] = decision.severity
         if decision.error_code is not None:
             entry["errorCode"] = decision.error_code
+        if decision.rules:
+            entry["rules"] = decision.rules
         if self.include_payloads and decision.has_payload:
             entry["payload"] = decision.payload
         try:
@@ -337,4 +370,4 @@ class DecisionLog:
             logger.warning("decision log: %d lines were dropped in all", self._dropped_total)
 
 
-__all__ = ["Decision", "DecisionLog", "DecisionLogError", "DecisionLogSettings"]
+__all__ = ["Decision", "DecisionLog", "DecisionLogError", "DecisionLogSettings", "fired_rules"]

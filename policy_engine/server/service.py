@@ -31,7 +31,7 @@ from policy_engine.wire.errors import (
 )
 
 from .catalog import Catalog, CatalogCache
-from .decision_log import Decision, DecisionLog
+from .decision_log import Decision, DecisionLog, fired_rules
 from .source import ProviderSource
 
 _REASON_LIMIT = 200
@@ -145,10 +145,12 @@ class InterceptorService:
             outcome = "valid" if result.valid else "invalid"
             severity = result.effective_severity
             payload, has_payload = None, False
+            rules = fired_rules(result.info, result.messages)
         else:
             outcome = "modified" if result.modified else "unmodified"
             severity = None
             payload, has_payload = result.payload, True
+            rules = []
         self.decision_log.record(
             Decision(
                 interceptor=params.name,
@@ -161,6 +163,7 @@ class InterceptorService:
                 severity=severity,
                 payload=payload,
                 has_payload=has_payload,
+                rules=rules or None,
             )
         )
 
