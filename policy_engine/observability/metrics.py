@@ -161,18 +161,31 @@ def policies_loaded(loaded: bool = True) -> None:
 
 def decision(interceptor: str, outcome: str, seconds: float) -> None:
     """One ``interceptor/invoke`` answered (``policyc serve``)."""
-    DECISIONS.labels(interceptor, outcome).inc()
+    _child(DECISIONS, interceptor, outcome).inc()
     if interceptor != UNKNOWN:
-        INTERCEPTOR_SECONDS.labels(interceptor).observe(seconds)
+        _child(INTERCEPTOR_SECONDS, interceptor).observe(seconds)
 
 
 def chain_run(result: ChainExecutionResult) -> None:
     """One chain run on an MCP message (the gateway, and in-code hosts as an observer)."""
-    CHAINS.labels(result.status).inc()
+    _child(CHAINS, result.status).inc()
     CHAIN_SECONDS.observe(result.total_duration_ms / 1000)
     for entry in result.results:
-        DECISIONS.labels(entry.interceptor, _outcome(entry)).inc()
-        INTERCEPTOR_SECONDS.labels(entry.interceptor).observe(entry.duration_ms / 1000)
+        _child(DECISIONS, entry.interceptor, _outcome(entry)).inc()
+        _child(INTERCEPTOR_SECONDS, entry.interceptor).observe(entry.duration_ms / 1000)
+
+
+_children: dict[tuple[object, ...], Any] = {}
+
+
+def _child(metric: Any, *labels: str) -> Any:
+    """``metric.labels(*labels)``, looked up once: the chain's names are a fixed set, and
+    ``labels()`` costs microseconds per call on the hot path."""
+    key = (id(metric), *labels)
+    child = _children.get(key)
+    if child is None:
+        child = _children[key] = metric.labels(*labels)
+    return child
 
 
 def _outcome(entry: Any) -> str:
