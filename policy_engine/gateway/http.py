@@ -223,9 +223,10 @@ def build_app(
         body_timeout=limits.body_timeout,
         rejections=rejections,
     )
+    app = metrics.observed(app, metrics.SCRAPE)
     if options.auth_token is not None:
         app = BearerTokenMiddleware(app, options.auth_token)
-    return metrics.observed(app), sessions
+    return metrics.observed(app, metrics.PROBES), sessions
 
 
 async def serve_http(options: GatewayOptions, interception: Interception) -> str | None:

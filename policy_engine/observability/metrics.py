@@ -235,9 +235,9 @@ def ready() -> tuple[bool, str]:
     """Ready when policies are loaded and every backend connection is up; and why not."""
     if not _loaded.is_set():
         return False, "policies not loaded"
-    down = sorted({b.name for b in _watched() if not b.alive})
-    if down:
-        return False, "backend down: " + ", ".join(down)
+    down = {b.name for b in _watched() if not b.alive}
+    if down:  # names are in /metrics (policyc_backends_up), behind the token if any
+        return False, f"backends down: {len(down)}"
     return True, "ready"
 
 
@@ -246,8 +246,10 @@ def exposition() -> bytes:
     return generate_latest(REGISTRY)
 
 
-def answer(path: str) -> tuple[int, str, bytes] | None:
-    """``(status, content type, body)`` for an observability path, else ``None``."""
+def answer(path: str, paths: frozenset[str] | None = None) -> tuple[int, str, bytes] | None:
+    """``(status, content type, body)`` for an observability path (of ``paths``), else ``None``."""
+    if paths is not None and path not in paths:
+        return None
     if path == METRICS_PATH:
         return 200, CONTENT_TYPE_LATEST, exposition()
     if path == HEALTH_PATH:
@@ -261,18 +263,25 @@ def answer(path: str) -> tuple[int, str, bytes] | None:
 METRICS_PATH = "/metrics"
 HEALTH_PATH = "/healthz"
 READY_PATH = "/readyz"
+PROBES = frozenset({HEALTH_PATH, READY_PATH})
+"""What a load balancer or orchestrator probes, without credentials."""
+SCRAPE = frozenset({METRICS_PATH})
+"""What a scraper reads: behind the host's bearer token when it has one."""
 
 
 class ObservedApp:
-    """ASGI: ``GET`` of the three paths answered here (no auth, no body read); all else
-    goes to ``app``. Labels carry no client data, so the answers are safe to expose."""
+    """ASGI: ``GET`` of ``paths`` answered here (no body read); all else goes to ``app``.
 
-    def __init__(self, app: ASGIApp) -> None:
+    A host puts the probes outside its bearer-token check and ``/metrics`` inside it.
+    """
+
+    def __init__(self, app: ASGIApp, paths: frozenset[str]) -> None:
         self.app = app
+        self.paths = paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("method") in ("GET", "HEAD"):
-            found = answer(scope.get("path", ""))
+            found = answer(scope.get("path", ""), self.paths)
             if found is not None:
                 status, content_type, body = found
                 headers = [(b"content-type", content_type.encode())]
@@ -284,9 +293,9 @@ class ObservedApp:
         await self.app(scope, receive, send)
 
 
-def observed(app: ASGIApp) -> ObservedApp:
-    """``app`` with ``/metrics``, ``/healthz`` and ``/readyz`` in front of it."""
-    return ObservedApp(app)
+def observed(app: ASGIApp, paths: frozenset[str] = PROBES | SCRAPE) -> ObservedApp:
+    """``app`` with ``paths`` (by default ``/metrics``, ``/healthz``, ``/readyz``) in front."""
+    return ObservedApp(app, paths)
 
 
 # a listener of its own, for the stdio transports
@@ -323,8 +332,10 @@ def start_listener(host: str, port: int) -> WSGIServer:
 __all__ = [
     "HEALTH_PATH",
     "METRICS_PATH",
+    "PROBES",
     "READY_PATH",
     "REGISTRY",
+    "SCRAPE",
     "UNKNOWN",
     "ObservedApp",
     "answer",

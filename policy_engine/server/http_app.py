@@ -111,10 +111,11 @@ def build_http_app(
         body_timeout=limits.body_timeout,
         rejections=rejections,
     )
+    app = metrics.observed(app, metrics.SCRAPE)
     if auth_token is not None:
         app = BearerTokenMiddleware(app, auth_token)
     metrics.policies_loaded()
-    return metrics.observed(app)
+    return metrics.observed(app, metrics.PROBES)
 
 
 def is_loopback(host: str) -> bool:

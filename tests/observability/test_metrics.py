@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from gateway_harness import ROOT, free_port, gateway_argv, gateway_client, recorder, running
 from mcp import Client
@@ -127,3 +128,23 @@ def test_metrics_listen_on_a_taken_port_is_a_usage_error() -> None:
     assert done.returncode == 2
     assert f"--metrics-listen 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_with_a_bearer_token_metrics_need_it_and_probes_do_not(tmp_path: Path) -> None:
+    """Attack: read interceptor and backend names from /metrics of a gateway that asks
+    every MCP client for a token, without one."""
+    port = free_port()
+    argv = [sys.executable, *gateway_argv("--http", f"127.0.0.1:{port}")]
+    argv += ["--backend", recorder(tmp_path / "calls.log"), "--auth-token-env", "GW_TOKEN"]
+    with running(argv, port, env={"GW_TOKEN": "s3cret-token"}) as url:
+        base = url.removesuffix("/mcp")
+        anonymous = httpx2.get(f"{base}/metrics", timeout=30)
+        wrong = httpx2.get(f"{base}/metrics", headers={"authorization": "Bearer no"}, timeout=30)
+        granted = httpx2.get(
+            f"{base}/metrics", headers={"authorization": "Bearer s3cret-token"}, timeout=30
+        )
+        health, ready = status(f"{base}/healthz"), status(f"{base}/readyz")
+    assert anonymous.status_code == wrong.status_code == 401
+    assert "policyc_" not in anonymous.text + wrong.text
+    assert granted.status_code == 200 and "policyc_chain_runs_total" in granted.text
+    assert health == (200, "ok\n") and ready == (200, "ready\n")

@@ -20,7 +20,7 @@ def test_ready_only_with_policies_loaded_and_every_backend_connection_up() -> No
     backend = Backend(spec, on_request=_ignore, on_notification=_ignore, on_exit=_ignore)
     try:
         status, _, body = metrics.answer("/readyz") or (0, "", b"")
-        assert (status, body) == (503, b"backend down: tickets\n")
+        assert (status, body) == (503, b"backends down: 1\n")
         assert metrics.answer("/healthz") == (200, "text/plain; charset=utf-8", b"ok\n")
         backend.alive = True  # as the transport sets it once the backend is connected
         assert metrics.answer("/readyz") == (200, "text/plain; charset=utf-8", b"ready\n")
