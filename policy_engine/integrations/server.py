@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from policy_engine.chain import ChainProvider, InterceptorChain, Selector, ServerSpec
 from policy_engine.interception import (
+    LISTS,
     SKIPPED_METHODS,
     BlockStyle,
     ChainRun,
@@ -89,6 +90,7 @@ class PolicyMiddleware:
             if isinstance(note, Refuse):
                 return None
             return await call_next(replace(ctx, params=note.payload))
+        await self._learn(ctx, call_next, session)
         outcome = await session.client_request(method, params, server=self.server_name)
         if isinstance(outcome, Refuse):
             return _refused(method, outcome)
@@ -98,6 +100,40 @@ class PolicyMiddleware:
             return _refused(method, answer)
         payload: dict[str, Any] = answer.payload
         return payload
+
+    async def _learn(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext, session: InterceptionSession
+    ) -> None:
+        """List through the chain first when a policy filters the list a call must respect
+        and this connection has not listed it (a client that skips the list, or the
+        2026-07-28 protocol's connection per request): what it hides stays refused."""
+        listing = _LEARN.get(ctx.method)
+        if listing is None or not session.needs_listing(listing, self.server_name):
+            return
+        key = LISTS[listing].key
+        # The call's `_meta` rides along: the 2026-07-28 protocol carries per-request
+        # metadata there that the server validates on every request.
+        meta = (ctx.params or {}).get("_meta")
+        base: dict[str, Any] = {"_meta": meta} if meta is not None else {}
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            params = {**base, "cursor": cursor} if cursor else base
+            page = _as_dict(await call_next(replace(ctx, method=listing, params=params or None)))
+            items.extend(page.get(key) or [])
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str):
+                break
+        await session.client_response(listing, {key: items}, server=self.server_name)
+
+
+_LEARN = {
+    "tools/call": "tools/list",
+    "prompts/get": "prompts/list",
+    "resources/read": "resources/list",
+}
+_MAX_PAGES = 100
+"""A server that pages forever is listed this far (what it hid on later pages is not known)."""
 
 
 def _as_dict(result: HandlerResult) -> dict[str, Any]:
