@@ -245,16 +245,12 @@ class FastMCPPolicyMiddleware(Middleware):
         if method in _TYPED or method in SKIPPED_METHODS:
             return await call_next(context)
         session = self.session_for(context)
-        message = context.message
-        raw = getattr(message, "params", None)
-        params = await self._request(session, method, _dump(raw) if raw is not None else None)
+        before = _params_of(context.message)
+        params = await self._request(session, method, before)
         if isinstance(params, Refuse):
             raise _blocked(method, params)
-        if params != (_dump(raw) if raw is not None else None):
-            message = type(message).model_validate(
-                {"method": method, "params": params}, by_name=False
-            )
-        result = await call_next(context.copy(message=message))
+        forwarded = _with_params(context, method, before, params)
+        result = await call_next(forwarded)
         wire = _dump(result) if isinstance(result, BaseModel) else dict(result or {})
         return await self._response(session, method, wire)
 
@@ -266,19 +262,13 @@ class FastMCPPolicyMiddleware(Middleware):
         method = context.method or ""
         if method in SKIPPED_METHODS:
             return await call_next(context)
-        raw = getattr(context.message, "params", None)
-        params = _dump(raw) if raw is not None else None
+        before = _params_of(context.message)
         note = await self.session_for(context).notification(
-            method, params, origin="client", server=self.server_name
+            method, before, origin="client", server=self.server_name
         )
         if isinstance(note, Refuse):
             return None  # a refused notification is dropped, as in the gateway
-        message = context.message
-        if note.payload != params:
-            message = type(message).model_validate(
-                {"method": method, "params": note.payload}, by_name=False
-            )
-        return await call_next(context.copy(message=message))
+        return await call_next(_with_params(context, method, before, note.payload))
 
     # the core, in wire form
 
@@ -345,6 +335,28 @@ def _connection(fastmcp_context: Any) -> Any:
     except RuntimeError:  # no request context (a programmatic call)
         return None
     return getattr(session, "_connection", session)
+
+
+def _params_of(message: Any) -> dict[str, Any] | None:
+    """The params of a message FastMCP's outer pass gives as the raw params mapping,
+    or (called directly) as a typed request or notification."""
+    if isinstance(message, Mapping):
+        return dict(message)
+    raw = getattr(message, "params", None)
+    return _dump(raw) if raw is not None else None
+
+
+def _with_params(
+    context: MiddlewareContext[Any], method: str, before: Any, after: Any
+) -> MiddlewareContext[Any]:
+    """``context`` carrying the chain's params, in the form its message came in."""
+    if after == before:
+        return context
+    message = context.message
+    if isinstance(message, Mapping):
+        return context.copy(message=dict(after or {}))
+    rebuilt = type(message).model_validate({"method": method, "params": after}, by_name=False)
+    return context.copy(message=rebuilt)
 
 
 def _dump(model: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import fastmcp
+import mcp_types as mt
 import pytest
 from gateway_harness import free_port, running, text_of
 from mcp import Client
@@ -169,3 +170,78 @@ def test_install_policies_on_fastmcp_names_the_fastmcp_middleware() -> None:
         install_policies(server, compile_policies(POLICIES))
     assert "policy_engine.integrations.fastmcp" in str(caught.value)
     assert "FastMCPPolicyMiddleware" in str(caught.value)
+
+
+PROMPT_AND_RESOURCE_POLICY = """
+validator no-secret-prompts "The secret prompt is refused" {
+  on prompts/get request
+  deny if $.name == "secret" "this prompt is not for you" code secret-prompt
+}
+mutator redact-notes "Passwords never leave in a resource" {
+  on resources/read response
+  redact $.contents[*].text matching /password=\\S+/ with "password=[HIDDEN]"
+}
+mutator redact-prompts "Passwords never leave in a prompt" {
+  on prompts/get response
+  redact $.messages[*].content.text matching /password=\\S+/ with "password=[HIDDEN]"
+}
+mutator hide-private "Private resources are not listed" {
+  on resources/list response
+  remove $.resources[?(@.uri == 'notes://private')]
+}
+validator quiet "No completions of secrets" {
+  on completion/complete request
+  deny if $.argument.value == "secret" "no completing secrets" code no-secret
+}
+"""
+
+
+def _prompt_and_resource_server() -> fastmcp.FastMCP:
+    server = fastmcp.FastMCP("notes")
+
+    @server.prompt
+    def secret() -> str:
+        """A prompt policies refuse."""
+        return "the secret plan"
+
+    @server.prompt
+    def onboarding() -> str:
+        """A prompt that leaks a password."""
+        return "log in with password=hunter2 today"
+
+    @server.resource("notes://public")
+    def public() -> str:
+        return "wifi password=letmein please"
+
+    @server.resource("notes://private")
+    def private() -> str:
+        return "private notes"
+
+    server.add_middleware(
+        FastMCPPolicyMiddleware(compile_sources({"p.policy": PROMPT_AND_RESOURCE_POLICY}))
+    )
+    return server
+
+
+async def test_prompts_resources_and_other_requests_go_through_the_chain() -> None:
+    with anyio.fail_after(60):
+        async with fastmcp.Client(_prompt_and_resource_server()) as client:
+            with pytest.raises(MCPError) as refused:
+                await client.get_prompt("secret")
+            prompt = await client.get_prompt("onboarding")
+            listed = [str(r.uri) for r in await client.list_resources()]
+            read = await client.read_resource("notes://public")
+            with pytest.raises(MCPError) as hidden:
+                await client.read_resource("notes://private")
+            ref = mt.PromptReference(type="ref/prompt", name="onboarding")
+            with pytest.raises(MCPError) as completed:
+                await client.complete(ref, {"name": "topic", "value": "secret"})
+            with pytest.raises(MCPError) as unserved:  # passed on; this server has no completions
+                await client.complete(ref, {"name": "topic", "value": "plans"})
+    assert _items(refused.value.data) == ["no-secret-prompts"]
+    assert "hunter2" not in str(prompt) and "password=[HIDDEN]" in str(prompt)
+    assert listed == ["notes://public"]
+    assert "letmein" not in str(read) and "password=[HIDDEN]" in str(read)
+    assert _items(hidden.value.data) == ["hide-private"]
+    assert _items(completed.value.data) == ["quiet"]
+    assert unserved.value.code == -32601
