@@ -134,7 +134,8 @@ def session_options(
     shared: bool = False,
 ) -> SessionOptions:
     """``shared``: the session serves many callers, one request at a time each (no
-    stream back to a client, and lists learned before the calls they govern)."""
+    stream back to a client). Every session learns a filtered list before the first
+    call it governs: a client that never lists cannot use what the list hides."""
     service = exposed_service(interception.chain) if options.expose_interceptors else None
     return SessionOptions(
         backends=list(options.backends),
@@ -144,7 +145,7 @@ def session_options(
         interceptor_capability=capability(service) if service is not None else {},
         service=service,
         back_channel=not shared,
-        learn_lists=shared,
+        learn_lists=True,
     )
 
 

@@ -1,6 +1,7 @@
 """Attack: call what a filtered list hides without ever listing it. In-code hosts list
 through the chain first when the connection has not (a client that skips tools/list, or
-the 2026-07-28 protocol, where each request is its own connection), so it stays refused."""
+the 2026-07-28 protocol, where each request is its own connection), so it stays refused;
+so does the gateway, for every session."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import anyio
 import fastmcp
 import pytest
+from gateway_harness import calls, gateway_client, recorder, text_of
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -18,6 +20,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from fastmcp_server import build as build_fastmcp  # noqa: E402
 from policy_server import build as build_mcp  # noqa: E402
+
+pytestmark = pytest.mark.e2e  # the gateway case starts a gateway and a backend
 
 
 def _items(data: Any) -> list[str]:
@@ -54,3 +58,14 @@ async def test_fastmcp_own_client_is_refused_too() -> None:
             with pytest.raises(MCPError) as caught:
                 await client.call_tool("internal_debug", {})
     assert _items(caught.value.data) == ["integ-hide"]
+
+
+async def test_the_gateway_refuses_a_hidden_tool_nobody_listed(tmp_path: Path) -> None:
+    with anyio.fail_after(90):
+        async with gateway_client("--backend", recorder(tmp_path / "calls.log")) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("internal_debug", {})
+            passed = await client.call_tool("echo", {"text": "still works"})
+    assert _items(caught.value.data) == ["hide-internal"]
+    assert text_of(passed) == "still works"
+    assert [call["tool"] for call in calls(tmp_path / "calls.log")] == ["echo"]
