@@ -26,6 +26,8 @@ missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
 command -v redis-server >/dev/null || missing+=(redis-server)
+# tests/observability/test_prometheus.py scrapes the gateway with a real Prometheus server.
+command -v prometheus >/dev/null || missing+=(prometheus)
 if [ "${#missing[@]}" -gt 0 ]; then
     if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
         apt-get update -qq

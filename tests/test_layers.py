@@ -33,11 +33,22 @@ ALLOWED: dict[str, set[str]] = {
     # Rate-limit counters: standard library (and the optional redis client) only.
     "limits": set(),
     "testing": {"wire", "language", "compiler", "chain", "limits"},
-    "server": {"wire", "__init__"},
+    # Metrics, health and readiness: one module of definitions every host calls into.
+    "observability": {"wire"},
+    "server": {"wire", "observability", "__init__"},
     # The interception core: MCP messages -> chain runs, shared by every host.
     "interception": {"wire", "chain"},
     # The compiler only for the decision log's redaction (`compiler.log_redaction`).
-    "gateway": {"wire", "compiler", "chain", "interception", "server", "flow", "__init__"},
+    "gateway": {
+        "wire",
+        "compiler",
+        "chain",
+        "interception",
+        "server",
+        "flow",
+        "observability",
+        "__init__",
+    },
     # In-code hosts: policies inside your own MCP server or client, around the same core
     # (and the interceptor server's SEP handlers, for a server that exposes its chain).
     "integrations": {"wire", "chain", "interception", "server"},
@@ -60,6 +71,7 @@ ALLOWED: dict[str, set[str]] = {
         "impact",
         "flow",
         "limits",
+        "observability",
         "__init__",
     },
 }
@@ -69,6 +81,7 @@ FORBIDDEN_EXTERNAL = {
     "language": {"mcp", "mcp_types"},
     "interception": {"mcp", "mcp_types"},
     "limits": {"mcp", "mcp_types", "lark", "click", "anyio"},
+    "observability": {"mcp", "mcp_types"},
 }
 
 
@@ -134,9 +147,11 @@ def test_layers_form_no_cycle() -> None:
 
 
 def test_chain_and_server_stand_on_wire_alone() -> None:
-    """The diamond's right side: transports and the chain never need the compiler."""
-    for layer in ("chain", "server"):
-        assert ALLOWED[layer] - {"__init__"} == {"wire"}
+    """The diamond's right side: transports and the chain never need the compiler
+    (the server reports to observability, which stands on wire alone)."""
+    assert ALLOWED["chain"] == {"wire"}
+    assert ALLOWED["server"] - {"__init__"} == {"wire", "observability"}
+    assert ALLOWED["observability"] == {"wire"}
     assert "chain" not in ALLOWED["compiler"] and "server" not in ALLOWED["testing"]
 
 

@@ -24,6 +24,7 @@ from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
+from .metrics_options import metrics_listen_option, start_metrics_listener
 from .rate_limit_options import rate_limit_options, rate_limit_runtime
 from .serve import parse_listen
 
@@ -183,6 +184,7 @@ def _reload(
     multiple=True,
     help="stdio: a role in context.principal.claims.roles (repeatable).",
 )
+@metrics_listen_option
 @flow_options
 @auth_options
 @rate_limit_options
@@ -213,6 +215,7 @@ def gateway(
     watch: bool,
     allow_shrink: bool,
     verbose: bool,
+    metrics_listen: str | None,
     flow_store: str | None,
     flow_key_env: str | None,
     flow_ttl: float,
@@ -345,6 +348,7 @@ def gateway(
                 opened.reopen()
 
     options.reopen = reopen
+    start_metrics_listener(metrics_listen)
     from ..gateway import run_gateway
 
     try:

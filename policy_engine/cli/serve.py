@@ -26,6 +26,7 @@ from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
+from .metrics_options import metrics_listen_option, start_metrics_listener
 from .options import limit_options, limits_from
 from .rate_limit_options import rate_limit_options, rate_limit_runtime
 
@@ -74,6 +75,7 @@ def parse_listen(value: str) -> tuple[str, int]:
     help="Append every invoke's payload as received and its decision to FILE, for "
     "`policyc replay` (created owner-only: it holds raw payloads).",
 )
+@metrics_listen_option
 @limit_options
 @serve_options.limit_options
 @flow_options
@@ -89,6 +91,7 @@ def serve(
     log_payloads: bool,
     allowed_hosts: tuple[str, ...],
     record_path: str | None,
+    metrics_listen: str | None,
     max_payload_bytes: int,
     max_depth: int,
     **bounds: Any,
@@ -165,6 +168,10 @@ def serve(
         ),
         ready=_announce(address[0]) if address is not None else None,
     )
+    from ..observability import metrics
+
+    metrics.policies_loaded()
+    start_metrics_listener(metrics_listen)
     with _logs(decision_log, log_payloads, record_path, bounds) as (log, recorder):
         options.decision_log, options.record = log, recorder
         try:

@@ -44,6 +44,12 @@ class MessageTemplate:
         """The placeholders the message names (read each time a rule fires)."""
         return frozenset(self.pieces[1::2])
 
+    @cached_property
+    def written(self) -> str:
+        """The message as the policy wrote it, placeholders unfilled: what a decision log
+        keeps (a filled `{value}` or `{path}` comes from the payload)."""
+        return "".join(p if k % 2 == 0 else "{" + p + "}" for k, p in enumerate(self.pieces))
+
     @classmethod
     def parse(cls, template: str, known: Iterable[str]) -> MessageTemplate:
         """`{name}` for each name in ``known`` is a placeholder; `{{` and `}}` are
@@ -148,7 +154,9 @@ def run_validator(
                 values["value"] = _value_at(ctx.payload, location)
             text = template.render(values)
         messages.append(ValidationMessage(path=path, message=text, severity=check.severity))
-        fired.append({"rule": check.ref.code, "source": check.ref.source})
+        fired.append(
+            {"rule": check.ref.code, "source": check.ref.source, "message": template.written}
+        )
         if highest is None or _RANK[check.severity] > _RANK[highest]:
             highest = check.severity
         if trace is not None:

@@ -47,6 +47,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from policy_engine.chain.stdio_transport import unwritable, unwritable_request
 from policy_engine.chain.transports import client_transport
+from policy_engine.observability import metrics
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR, REQUEST_TIMEOUT
 
@@ -170,6 +171,12 @@ class Backend:
         self.alive = False
         self.restarts = 0
         self.garbage = 0
+        metrics.watch_backend(self)
+
+    @property
+    def closing(self) -> bool:
+        """Closed on purpose (its session ended): neither up nor down for readiness."""
+        return self._closing
 
     # lifecycle
 
@@ -300,6 +307,7 @@ class Backend:
                 with anyio.fail_after(limit):
                     await pending.done.wait()
             except TimeoutError:
+                metrics.backend_error(self.name, "timeout")
                 await self._cancel(request_id, "timed out in the gateway")
                 raise InterceptorError(
                     REQUEST_TIMEOUT,
@@ -307,6 +315,7 @@ class Backend:
                     {"server": self.name, "timeoutMs": int(limit * 1000)},
                 ) from None
             except BackendGone as gone:
+                metrics.backend_error(self.name, "unavailable")
                 raise self.unavailable(str(gone)) from None
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True), anyio.move_on_after(1):
@@ -320,8 +329,10 @@ class Backend:
                     {"server": self.name, "reason": pending.malformed},
                 )
             if message is None:
+                metrics.backend_error(self.name, "unavailable")
                 raise self.unavailable("the backend exited before answering")
             if isinstance(message, JSONRPCError):
+                metrics.backend_error(self.name, "error")
                 raise BackendError(message.error)
             return message.result
         finally:

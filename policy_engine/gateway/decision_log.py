@@ -29,7 +29,7 @@ from typing import Any
 
 from policy_engine.compiler.log_redaction import MAX_LOGGED_BYTES, NotLogged, redact_for_log
 from policy_engine.interception import ChainRun
-from policy_engine.server.decision_log import DecisionLog, DecisionLogSettings
+from policy_engine.server.decision_log import DecisionLog, DecisionLogSettings, fired_rules
 from policy_engine.server.traffic_recorder import open_recorder
 from policy_engine.wire.traffic import TrafficRecord, record_line
 
@@ -139,6 +139,8 @@ class GatewayDecisionLog:
                     **({"valid": entry.valid} if entry.valid is not None else {}),
                     **({"modified": entry.modified} if entry.modified is not None else {}),
                     **({"error": cap("interceptors.error", entry.error)} if entry.error else {}),
+                    **({"mode": entry.mode} if entry.mode is not None else {}),
+                    **_rules(entry),
                 }
                 for entry in result.results
             ],
@@ -210,6 +212,12 @@ def _now() -> str:
 def _dumps(record: dict[str, Any]) -> str:
     """ASCII JSON: every control character, newline and escape byte is a ``\\u`` escape."""
     return json.dumps(record, separators=(",", ":"), default=str)
+
+
+def _rules(entry: Any) -> dict[str, Any]:
+    """``rules``: which rules fired in this interceptor (codes and messages as written)."""
+    fired = fired_rules(entry.info, entry.messages)
+    return {"rules": fired} if fired else {}
 
 
 class TrafficRecorder:

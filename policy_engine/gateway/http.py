@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from policy_engine.flow import Fingerprinter
 from policy_engine.interception import Interception
+from policy_engine.observability import metrics
 from policy_engine.server.auth import BearerTokenMiddleware
 from policy_engine.server.http_app import MCP_PATH, listen, security_settings
 from policy_engine.server.http_connections import guarded_config
@@ -275,11 +276,12 @@ def build_app(
         body_timeout=limits.body_timeout,
         rejections=rejections,
     )
+    app = metrics.observed(app, metrics.SCRAPE)
     if options.auth_token is not None:
         app = BearerTokenMiddleware(app, options.auth_token)
     if verifier is not None:
         app = ResourceServerMiddleware(app, verifier, bind_sessions=not options.stateless)
-    return app, sessions
+    return metrics.observed(app, metrics.PROBES), sessions
 
 
 async def serve_http(options: GatewayOptions, interception: Interception) -> str | None:

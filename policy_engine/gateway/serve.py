@@ -19,11 +19,13 @@ import anyio
 from policy_engine.chain import InterceptorChain, Selector, ServerSpec
 from policy_engine.flow import Fingerprinter
 from policy_engine.interception import BlockStyle, ChainRun, Interception, Role
+from policy_engine.observability import metrics
 from policy_engine.server.limits import DEFAULT_PAYLOAD_BYTES
 from policy_engine.server.oauth import OAuthSettings
 from policy_engine.wire import InterceptorOverrides, InterceptorProvider, Principal
 
 from .backend import BackendSpec
+from .decision_log import observers
 from .expose import capability, exposed_service
 from .session import GatewaySession, SessionOptions
 
@@ -186,12 +188,13 @@ async def open_interception(
         default_timeout_ms=options.interceptor_timeout_ms,
         errlog=sys.stderr,
     ) as chain:
+        metrics.policies_loaded()
         interception = Interception(
             chain,
             acts_for=options.side,
             block_style=options.block_style,
             chain_timeout_ms=options.chain_timeout_ms,
-            observer=observer,
+            observer=observers(metrics.chain_observer, observer),
         )
         if options.reload is not None:
             options.reload.attach(interception, options.overrides, options.configs)

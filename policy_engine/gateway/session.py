@@ -46,6 +46,7 @@ from policy_engine.interception import (
     InterceptionSession,
     Refuse,
 )
+from policy_engine.observability import metrics
 from policy_engine.server import EXTENSION_ID, INVOKE_METHODS, LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.constants import HANDSHAKE_METHODS
@@ -178,6 +179,15 @@ class GatewaySession:
     # the session's life
 
     async def run(self, front_read: Any) -> None:
+        metrics.session_opened()
+        try:
+            await self._run(front_read)
+        finally:
+            metrics.session_closed()
+            for backend in self._order:  # also when cancelled: ended, not down (readiness)
+                backend.close()
+
+    async def _run(self, front_read: Any) -> None:
         async with anyio.create_task_group() as tg:
             self._tg = tg
             if self.options.handshakes is None:
@@ -746,6 +756,7 @@ class GatewaySession:
             self._stop(f"backend {spec.name} exited: {reason}")
             return
         backend.restarts += 1
+        metrics.backend_restarted(spec.name)
         logger.warning(
             "backend %s exited (%s); restarting (%d of %d)",
             spec.name,

@@ -47,6 +47,7 @@ from pydantic import BaseModel
 
 from policy_engine.chain import Selector
 from policy_engine.interception import (
+    LISTS,
     BlockStyle,
     ChainRun,
     Interception,
@@ -62,6 +63,7 @@ from policy_engine.wire.errors import INVALID_PARAMS
 
 from .blocked import PolicyBlocked
 from .chain import Providers, local_chain
+from .listing import mark_listed
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -158,6 +160,7 @@ class PolicyClient:
     ) -> _M:
         """A request whose 2026-07-28 result may ask for input: every round through the core."""
         session = self._session_for(principal)
+        await self._learn(session, method)
 
         async def retry(
             responses: InputResponses | None, state: str | None
@@ -201,6 +204,25 @@ class PolicyClient:
             )
             return answer
         return await session.dispatch_input_request(context, request)
+
+    async def _learn(self, session: InterceptionSession, method: str) -> None:
+        """List through the chain first when a policy filters the list this call depends on
+        and it was never listed here: what the list hides is refused though nobody listed."""
+        listing = _LEARN.get(method)
+        if listing is None or not session.needs_listing(listing, self.server_name):
+            return
+        key = LISTS[listing].key
+        lister = getattr(self.client, _LISTERS[listing])
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(_RELIST_PAGE_CAP):
+            page = _dump(await lister(cursor=cursor))
+            items.extend(page.get(key) or [])
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str):
+                break
+        await session.client_response(listing, {key: items}, server=self.server_name)
+        mark_listed(session, listing, self.server_name, complete=not isinstance(cursor, str))
 
     def _modern(self) -> bool:
         return self.client.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -391,6 +413,16 @@ class PolicyClient:
 _Send = Callable[[dict[str, Any], InputResponses | None, str | None], Awaitable[Any]]
 """Sends the checked request (its params, typed input responses, request state) once."""
 
+_LEARN = {
+    "tools/call": "tools/list",
+    "prompts/get": "prompts/list",
+    "resources/read": "resources/list",
+}
+_LISTERS = {
+    "tools/list": "list_tools",
+    "prompts/list": "list_prompts",
+    "resources/list": "list_resources",
+}
 _RELIST_PAGE_CAP = 100
 """Pages walked to re-list a tool: a paginator that never ends cannot hang a call."""
 

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from policy_engine.chain import ChainProvider, InterceptorChain, Selector, ServerSpec
 from policy_engine.interception import (
+    LISTS,
     BlockStyle,
     ChainRun,
     Interception,
@@ -37,6 +38,7 @@ from policy_engine.wire.constants import SKIPPED_METHODS
 
 from .blocked import PolicyBlocked
 from .chain import Providers, local_chain, providers_of
+from .listing import mark_listed
 
 Identify = Callable[[ServerRequestContext[Any, Any]], Principal | None]
 """Who is asking, per call: e.g. from the HTTP request's verified token."""
@@ -89,6 +91,7 @@ class PolicyMiddleware:
             if isinstance(note, Refuse):
                 return None
             return await call_next(replace(ctx, params=note.payload))
+        await self._learn(ctx, call_next, session)
         outcome = await session.client_request(method, params, server=self.server_name)
         if isinstance(outcome, Refuse):
             return _refused(method, outcome)
@@ -98,6 +101,41 @@ class PolicyMiddleware:
             return _refused(method, answer)
         payload: dict[str, Any] = answer.payload
         return payload
+
+    async def _learn(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext, session: InterceptionSession
+    ) -> None:
+        """List through the chain first when a policy filters the list a call must respect
+        and this connection has not listed it (a client that skips the list, or the
+        2026-07-28 protocol's connection per request): what it hides stays refused."""
+        listing = _LEARN.get(ctx.method)
+        if listing is None or not session.needs_listing(listing, self.server_name):
+            return
+        key = LISTS[listing].key
+        # The call's `_meta` rides along: the 2026-07-28 protocol carries per-request
+        # metadata there that the server validates on every request.
+        meta = (ctx.params or {}).get("_meta")
+        base: dict[str, Any] = {"_meta": meta} if meta is not None else {}
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            params = {**base, "cursor": cursor} if cursor else base
+            page = _as_dict(await call_next(replace(ctx, method=listing, params=params or None)))
+            items.extend(page.get(key) or [])
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str):
+                break
+        await session.client_response(listing, {key: items}, server=self.server_name)
+        mark_listed(session, listing, self.server_name, complete=not isinstance(cursor, str))
+
+
+_LEARN = {
+    "tools/call": "tools/list",
+    "prompts/get": "prompts/list",
+    "resources/read": "resources/list",
+}
+_MAX_PAGES = 100
+"""A server that pages forever is listed this far (what it hid on later pages is not known)."""
 
 
 def _as_dict(result: HandlerResult) -> dict[str, Any]:
@@ -135,7 +173,9 @@ def _middleware_list(server: Any) -> list[Any]:
     raise UnsupportedServer(
         f"install_policies needs an mcp 2.x `Server` or `MCPServer`, not {kind}: "
         + (
-            "fastmcp's `middleware` list takes fastmcp middleware, not this one. "
+            "fastmcp's `middleware` list takes fastmcp middleware: use "
+            "`server.add_middleware(FastMCPPolicyMiddleware(policies))` from "
+            "`policy_engine.integrations.fastmcp` (pip install 'policyc[fastmcp]'). "
             if type(server).__module__.split(".")[0] == "fastmcp"
             else ""
         )

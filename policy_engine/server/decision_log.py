@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from policy_engine.observability import metrics
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR
 
@@ -78,6 +79,8 @@ class Decision:
     error_code: int | None = None
     payload: Any = None
     has_payload: bool = False
+    rules: list[dict[str, str]] | None = None
+    """Which rules fired (:func:`fired_rules`)."""
 
 
 @dataclass(frozen=True)
@@ -201,6 +204,35 @@ class _Sink:
         self._stream = None if self.target != "-" else sys.stderr
 
 
+_MAX_RULES = 32
+_RULE_CHARS = 256
+
+
+def fired_rules(info: Any, messages: Any) -> list[dict[str, str]]:
+    """Which rules fired, from a validation result's ``info.rules``: code, source, the
+    message as written, severity. Never the rendered message, whose placeholders may
+    carry payload content; bounded in count and length whoever made the result."""
+    rules = info.get("rules") if isinstance(info, dict) else None
+    if not isinstance(rules, list):
+        return []
+    fired: list[dict[str, str]] = []
+    for index, rule in enumerate(rules[:_MAX_RULES]):
+        if not isinstance(rule, dict):
+            continue
+        item = {
+            key: rule[key][:_RULE_CHARS]
+            for key in ("rule", "source", "message")
+            if isinstance(rule.get(key), str)
+        }
+        severity = (
+            getattr(messages[index], "severity", None) if index < len(messages or []) else None
+        )
+        if isinstance(severity, str):
+            item["severity"] = severity
+        fired.append(item)
+    return fired
+
+
 class DecisionLog:
     """Formats decisions on the caller's thread and writes them from a thread of its own."""
 
@@ -244,6 +276,7 @@ class DecisionLog:
             with self._lock:
                 self._dropped += 1
                 self._dropped_total += 1
+            metrics.decision_log_dropped()
             if self.settings.complete:
                 raise InterceptorError(
                     INTERNAL_ERROR,
@@ -286,6 +319,8 @@ class DecisionLog:
             entry["severity"] = decision.severity
         if decision.error_code is not None:
             entry["errorCode"] = decision.error_code
+        if decision.rules:
+            entry["rules"] = decision.rules
         if self.include_payloads and decision.has_payload:
             entry.update(self._logged_payload(decision.payload))
         try:
@@ -342,6 +377,7 @@ class DecisionLog:
             with self._lock:
                 self._dropped += count
                 self._dropped_total += count
+            metrics.decision_log_dropped(count)
             if not self._write_failed:
                 self._write_failed = True
                 logger.warning(
@@ -361,4 +397,4 @@ class DecisionLog:
             logger.warning("decision log: %d lines were dropped in all", self._dropped_total)
 
 
-__all__ = ["Decision", "DecisionLog", "DecisionLogError", "DecisionLogSettings"]
+__all__ = ["Decision", "DecisionLog", "DecisionLogError", "DecisionLogSettings", "fired_rules"]

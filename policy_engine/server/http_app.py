@@ -21,6 +21,8 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
+from policy_engine.observability import metrics
+
 from .app import build_server
 from .auth import BearerTokenMiddleware
 from .decision_log import DecisionLog
@@ -112,11 +114,13 @@ def build_http_app(
         body_timeout=limits.body_timeout,
         rejections=rejections,
     )
+    app = metrics.observed(app, metrics.SCRAPE)
     if auth_token is not None:
         app = BearerTokenMiddleware(app, auth_token)
     if verifier is not None:
         app = ResourceServerMiddleware(app, verifier, bind_sessions=not stateless)
-    return app
+    metrics.policies_loaded()
+    return metrics.observed(app, metrics.PROBES)
 
 
 def is_loopback(host: str) -> bool:

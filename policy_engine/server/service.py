@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from pydantic import ValidationError
 
+from policy_engine.observability import metrics
 from policy_engine.wire import (
     InterceptorError,
     InvocationContext,
@@ -32,7 +33,7 @@ from policy_engine.wire.errors import (
 )
 
 from .catalog import Catalog, CatalogCache
-from .decision_log import Decision, DecisionLog
+from .decision_log import Decision, DecisionLog, fired_rules
 from .rejections import RejectionLog
 from .source import ProviderSource
 
@@ -118,9 +119,17 @@ class InterceptorService:
                 raise execution_failed(params.name, _failure_reason(params.name, exc)) from None
         except InterceptorError as error:
             self._log_error(body, params, error, started)
+            self._count(params, "error", started)
             raise
         self._log_result(params, result, started)
+        self._count(params, _outcome(result), started)
         return wire
+
+    def _count(self, params: InvokeParams | None, outcome: str, started: float) -> None:
+        """The metric; a name the catalog does not know is not a label (clients choose it)."""
+        known = params is not None and params.name in self.catalog().by_name
+        name = params.name if known and params is not None else metrics.UNKNOWN
+        metrics.decision(name, outcome, time.perf_counter() - started)
 
     async def _run(
         self, catalog: Catalog, params: InvokeParams
@@ -158,10 +167,12 @@ class InterceptorService:
             outcome = "valid" if result.valid else "invalid"
             severity = result.effective_severity
             payload, has_payload = None, False
+            rules = fired_rules(result.info, result.messages)
         else:
             outcome = "modified" if result.modified else "unmodified"
             severity = None
             payload, has_payload = result.payload, True
+            rules = []
         self.decision_log.record(
             Decision(
                 interceptor=params.name,
@@ -175,6 +186,7 @@ class InterceptorService:
                 severity=severity,
                 payload=payload,
                 has_payload=has_payload,
+                rules=rules or None,
             )
         )
 
@@ -224,6 +236,12 @@ def _principal_id(params: InvokeParams | None) -> str | None:
     context = params.context if params is not None else None
     principal = context.principal if context is not None else None
     return principal.id if principal is not None else None
+
+
+def _outcome(result: ValidationResult | MutationResult) -> str:
+    if isinstance(result, ValidationResult):
+        return "valid" if result.valid else "invalid"
+    return "modified" if result.modified else "unmodified"
 
 
 def _str_or_none(value: object) -> str | None:

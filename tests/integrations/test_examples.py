@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
     ("name", "expected"),
     [
         ("policy_server.py", ["echo -> hello", "shell_exec -> blocked", "[SECRET:GITHUB_TOKEN]"]),
+        ("fastmcp_server.py", ["echo -> hello", "shell_exec -> blocked", "[SECRET:GITHUB_TOKEN]"]),
         ("policy_client.py", ["shell_exec -> blocked in the client by tool-guard", "search_docs"]),
     ],
 )

@@ -1,9 +1,10 @@
-"""The same policies decide the same way through the gateway, the server middleware and the
-client wrapper, on the same payloads (cases in same_decisions.json)."""
+"""The same policies decide the same way through the gateway, the server middleware, FastMCP's
+middleware and the client wrapper, on the same payloads (cases in same_decisions.json)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -40,9 +41,11 @@ async def host(kind: str, tmp: Path) -> AsyncIterator[Call]:
     if kind == "gateway":
         async with gateway_client("--backend", recorder(log), policies=POLICY_FILES) as client:
             yield client.call_tool
-    elif kind == "middleware":
+    elif kind in ("middleware", "fastmcp"):
+        script = "policy_server.py" if kind == "middleware" else "fastmcp_server.py"
+        # The SDK passes a child only a few variables: keep PYTHONPATH, so it runs this checkout.
         params = StdioServerParameters(
-            command=sys.executable, args=[str(HERE / "policy_server.py")]
+            command=sys.executable, args=[str(HERE / script)], env=dict(os.environ)
         )
         async with Client(stdio_client(params), mode="legacy") as client:
             yield client.call_tool
@@ -61,7 +64,7 @@ async def decide(call: Call, tool: str, arguments: dict[str, Any]) -> list[Any]:
         return ["block", _interceptors(err.error.data)]
 
 
-@pytest.mark.parametrize("kind", ["gateway", "middleware", "client"])
+@pytest.mark.parametrize("kind", ["gateway", "middleware", "fastmcp", "client"])
 async def test_same_decisions(kind: str, tmp_path: Path) -> None:
     with anyio.fail_after(90):
         async with host(kind, tmp_path) as call:

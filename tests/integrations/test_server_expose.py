@@ -12,6 +12,7 @@ in-memory client). Without the option the methods are absent
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -50,7 +51,10 @@ async def serving(
 ) -> AsyncIterator[tuple[Client, ServerSpec]]:
     """An SDK client on the server, and how a chain reaches the same server."""
     if transport == "stdio":
-        params = StdioServerParameters(command=sys.executable, args=argv, cwd=str(ROOT))
+        # The SDK passes a child only a few variables: keep PYTHONPATH, so it runs this checkout.
+        params = StdioServerParameters(
+            command=sys.executable, args=argv, cwd=str(ROOT), env=dict(os.environ)
+        )
         async with Client(stdio_client(params), mode=mode) as client:
             yield client, ServerSpec(command=(sys.executable, *argv), cwd=str(ROOT))
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,7 +26,10 @@ SERVER = HERE / "policy_server.py"
 @asynccontextmanager
 async def connected(transport: str) -> AsyncIterator[Client]:
     if transport == "stdio":
-        params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
+        # The SDK passes a child only a few variables: keep PYTHONPATH, so it runs this checkout.
+        params = StdioServerParameters(
+            command=sys.executable, args=[str(SERVER)], env=dict(os.environ)
+        )
         async with Client(stdio_client(params), mode="legacy") as client:
             yield client
         return

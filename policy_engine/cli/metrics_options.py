@@ -1,0 +1,37 @@
+"""``--metrics-listen HOST:PORT``: /metrics, /healthz and /readyz on a listener of their own.
+
+For the stdio transports, which have no HTTP port to serve them on (with
+``--http`` they are served on that port already).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from .inputs import fail
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+metrics_listen_option: Callable[[F], F] = click.option(
+    "--metrics-listen",
+    metavar="HOST:PORT",
+    help="Serve /metrics, /healthz and /readyz on HOST:PORT (unauthenticated: "
+    "keep it on a private address), e.g. for a stdio server.",
+)
+
+
+def start_metrics_listener(value: str | None) -> None:
+    """Start the listener, or exit with a usage error naming the address."""
+    if value is None:
+        return
+    from ..observability import metrics
+    from .serve import parse_listen
+
+    host, port = parse_listen(value)
+    try:
+        metrics.start_listener(host.strip("[]"), port)
+    except OSError as exc:
+        fail(f"--metrics-listen {value}: {exc.strerror or exc}")
