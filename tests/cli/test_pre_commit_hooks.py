@@ -73,6 +73,6 @@ def test_check_hook_fails_with_a_located_error_and_passes_a_clean_set(
     broken = _repo(tmp_path / "broken", {"guard.policy": BROKEN}, env)
     failed = _hook(broken, "policyc-check", env)
     assert failed.returncode == 1, failed.stdout + failed.stderr
-    assert "guard.policy:4:" in failed.stdout
+    assert "guard.policy:3:" in failed.stdout
     clean = _hook(_repo(tmp_path / "clean", {"guard.policy": CLEAN}, env), "policyc-check", env)
     assert clean.returncode == 0, clean.stdout + clean.stderr
