@@ -68,12 +68,20 @@ from .federation import (
     merge_uris,
 )
 from .handshakes import HandshakeCache
+from .reply import (
+    BLOCKED,
+    Reply,
+    cancelled,
+    error_reply,
+    refusal_error,
+    refused_reply,
+    request_message,
+)
 
 logger = logging.getLogger("policyc.gateway")
 
 _HANDSHAKES = ("initialize", "server/discover")
 _MAX_PAGES = 100
-_BLOCKED = "Interceptor validation failed"
 HANDSHAKE_TIMEOUT_S = 30.0
 """The least time a backend gets to answer its handshake: starting a server process can
 take far longer than any later request is allowed."""
@@ -114,18 +122,6 @@ _CALL_LISTS = {kind.call: (method, kind.key) for method, kind in LISTS.items()}
 
 class BackendStartError(RuntimeError):
     """A backend could not be started or reached when the session opened."""
-
-
-class _Reply:
-    __slots__ = ("error", "result")
-
-    def __init__(self, result: dict[str, Any] | None = None, error: ErrorData | None = None):
-        self.result = result
-        self.error = error
-
-
-def _error(err: InterceptorError) -> _Reply:
-    return _Reply(error=ErrorData(code=err.code, message=err.message, data=err.data))
 
 
 class GatewaySession:
@@ -330,7 +326,7 @@ class GatewaySession:
         scope: anyio.CancelScope,
         view: InterceptionSession | None = None,
     ) -> None:
-        reply = _Reply(error=ErrorData(code=INTERNAL_ERROR, message="Internal error"))
+        reply = Reply(error=ErrorData(code=INTERNAL_ERROR, message="Internal error"))
         meta = (request.params or {}).get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if isinstance(token, str | int):
@@ -346,12 +342,12 @@ class GatewaySession:
             try:
                 reply = await self._handle(request.method, request.params)
             except InterceptorError as err:
-                reply = _error(err)
+                reply = error_reply(err)
             except BackendError as err:
-                reply = _Reply(error=err.error)
+                reply = Reply(error=err.error)
             except Exception as err:
                 logger.exception("gateway failed on %s", request.method)
-                reply = _Reply(
+                reply = Reply(
                     error=ErrorData(
                         code=INTERNAL_ERROR,
                         message="Internal error",
@@ -390,14 +386,14 @@ class GatewaySession:
 
     # routing
 
-    async def _handle(self, method: str, params: dict[str, Any] | None) -> _Reply:
+    async def _handle(self, method: str, params: dict[str, Any] | None) -> Reply:
         if method in _HANDSHAKES:
             return await self._handshake_with(method, params)
         service = self.options.service
         if service is not None and method == LIST_METHOD:
-            return _Reply(result=service.list(params))
+            return Reply(result=service.list(params))
         if service is not None and method in INVOKE_METHODS:
-            return _Reply(result=await service.invoke(params))
+            return Reply(result=await service.invoke(params))
         if self.federated:
             if method in NAMED_LISTS or method in URI_LISTS:
                 return await self._federated_list(method)
@@ -409,10 +405,10 @@ class GatewaySession:
             backend = self._order[0]
         return await self._call(backend, method, params)
 
-    async def _call(self, backend: Backend, method: str, params: dict[str, Any] | None) -> _Reply:
+    async def _call(self, backend: Backend, method: str, params: dict[str, Any] | None) -> Reply:
         chain = self._chain()
         if backend.name in self.rootless:
-            return _Reply(error=_needs_roots(backend.name))
+            return Reply(error=_needs_roots(backend.name))
         listing = _CALL_LISTS.get(method)
         if listing is not None and chain.needs_listing(listing[0], backend.name):
             refused = await self._learn_once(chain, backend, *listing)
@@ -420,16 +416,16 @@ class GatewaySession:
                 return refused
         outcome = await chain.client_request(method, params, server=backend.name)
         if isinstance(outcome, Refuse):
-            return _refused(outcome)
+            return refused_reply(outcome)
         result = await self._request(backend, method, outcome.payload)
         answer = await chain.client_response(method, result, server=backend.name, request=params)
         if isinstance(answer, Refuse):
-            return _refused(answer)
-        return _Reply(result=answer.payload)
+            return refused_reply(answer)
+        return Reply(result=answer.payload)
 
     async def _learn_once(
         self, chain: InterceptionSession, backend: Backend, method: str, key: str
-    ) -> _Reply | None:
+    ) -> Reply | None:
         """:meth:`_learn`, once for calls that arrive together: the others wait for it
         (a burst of first calls must not list every page once each)."""
         slot = (id(chain), method, backend.name)
@@ -445,7 +441,7 @@ class GatewaySession:
 
     async def _learn(
         self, chain: InterceptionSession, backend: Backend, method: str, key: str
-    ) -> _Reply | None:
+    ) -> Reply | None:
         """List every page of ``method`` through the chain (resources: their templates
         too) before a call it governs; a listing that fails refuses the call."""
         _, failure = await self._whole_list(backend, method, key)
@@ -461,12 +457,12 @@ class GatewaySession:
             chain.listed(method, backend.name, _uri_templates(templates))
             return None
         error = failure.error
-        if error is not None and error.message == _BLOCKED:
+        if error is not None and error.message == BLOCKED:
             return failure  # the policy refused the list itself: its own words
         logger.warning("backend %s: %s failed; refused the call it governs", backend.name, method)
         reason = f"the gateway could not list every page of {method} to check this call"
         data = {"reason": reason, "listing": method, "server": backend.name}
-        return _Reply(error=ErrorData(code=INTERNAL_ERROR, message="Listing failed", data=data))
+        return Reply(error=ErrorData(code=INTERNAL_ERROR, message="Listing failed", data=data))
 
     async def _request(
         self,
@@ -527,7 +523,7 @@ class GatewaySession:
         owner, original = table[name]
         return self.backends[owner], original
 
-    async def _federated_list(self, method: str) -> _Reply:
+    async def _federated_list(self, method: str) -> Reply:
         """Every backend's whole list (all pages), each through the chain, merged.
 
         A backend whose list fails is left out (and logged); a list the policy
@@ -536,7 +532,7 @@ class GatewaySession:
         """
         pages: list[tuple[str, dict[str, Any]]] = []
         hints: list[dict[str, Any]] = []
-        failures: list[_Reply] = []
+        failures: list[Reply] = []
         key = NAMED_LISTS.get(method) or URI_LISTS[method]
         for backend in self._order:
             hint: dict[str, Any] = {}
@@ -546,7 +542,7 @@ class GatewaySession:
                 hints.append(hint)
                 continue
             error = failure.error
-            if error is not None and error.message == _BLOCKED:
+            if error is not None and error.message == BLOCKED:
                 return failure
             reason = error.message if error is not None else "no result"
             logger.warning("backend %s left out of %s: %s", backend.name, method, reason)
@@ -554,11 +550,11 @@ class GatewaySession:
         if not pages and failures:
             return failures[0]
         merge = merge_named if method in NAMED_LISTS else merge_uris
-        return _Reply(result={**merge(method, pages, self.routes), **merge_cache_hints(hints)})
+        return Reply(result={**merge(method, pages, self.routes), **merge_cache_hints(hints)})
 
     async def _whole_list(
         self, backend: Backend, method: str, key: str, hint: dict[str, Any] | None = None
-    ) -> tuple[list[Any], _Reply | None]:
+    ) -> tuple[list[Any], Reply | None]:
         """Every page of one backend's list; ``hint`` gets the last page's 2026 fields."""
         items: list[Any] = []
         cursor: str | None = None
@@ -570,9 +566,9 @@ class GatewaySession:
             try:
                 reply = await self._call(backend, method, params)
             except InterceptorError as err:
-                return items, _error(err)
+                return items, error_reply(err)
             except BackendError as err:
-                return items, _Reply(error=err.error)
+                return items, Reply(error=err.error)
             if reply.error is not None or reply.result is None:
                 return items, reply
             items.extend(reply.result.get(key) or [])
@@ -584,7 +580,7 @@ class GatewaySession:
         logger.warning("backend %s: %s has more than %d pages", backend.name, method, _MAX_PAGES)
         return items, None
 
-    async def _handshake_with(self, method: str, params: dict[str, Any] | None) -> _Reply:
+    async def _handshake_with(self, method: str, params: dict[str, Any] | None) -> Reply:
         if method == "initialize":
             self._handshake = (method, params)
         cache = self.options.handshakes
@@ -604,7 +600,7 @@ class GatewaySession:
             self.handshake_answered.set()
         if self.options.expose_interceptors:
             result = _advertise(result, self.options.interceptor_capability)
-        return _Reply(result=result)
+        return Reply(result=result)
 
     async def _learn_handshake(self, params: dict[str, Any] | None) -> dict[str, Any]:
         """The first session to ask for this version starts its backends to learn it."""
@@ -638,7 +634,7 @@ class GatewaySession:
             return
         outcome = await self.chain.server_request(method, request.params, server=backend.name)
         if isinstance(outcome, Refuse):
-            await backend.answer(request.id, None, _refusal_error(outcome))
+            await backend.answer(request.id, None, refusal_error(outcome))
             return
         front_id = f"gw-{next(self._front_ids)}"
         event = anyio.Event()
@@ -648,16 +644,16 @@ class GatewaySession:
         self._s2c[(backend.name, request.id)] = (front_id, scope)
         try:
             with scope:
-                forwarded = _request(front_id, method, outcome.payload)
+                forwarded = request_message(front_id, method, outcome.payload)
                 await self._send_front(forwarded, self._latest_request())
                 with anyio.move_on_after(backend.spec.timeout_s) as wait:
                     await event.wait()
                 if wait.cancelled_caught:
-                    await self._send_front(_cancelled(front_id, "timed out in the gateway"))
+                    await self._send_front(cancelled(front_id, "timed out in the gateway"))
                     error = InterceptorError(
                         -32001, "Client did not answer in time", {"server": backend.name}
                     )
-                    await backend.answer(request.id, None, _error(error).error)
+                    await backend.answer(request.id, None, error_reply(error).error)
                     return
         finally:
             self._awaiting.pop(front_id, None)
@@ -671,7 +667,7 @@ class GatewaySession:
         assert isinstance(answer, JSONRPCResponse)
         checked = await self.chain.server_response(method, answer.result, server=backend.name)
         if isinstance(checked, Refuse):
-            await backend.answer(request.id, None, _refusal_error(checked))
+            await backend.answer(request.id, None, refusal_error(checked))
         else:
             await backend.answer(request.id, checked.payload, None)
 
@@ -683,7 +679,7 @@ class GatewaySession:
             if found is not None:
                 front_id, scope = found
                 scope.cancel()
-                await self._send_front(_cancelled(front_id, (params or {}).get("reason")))
+                await self._send_front(cancelled(front_id, (params or {}).get("reason")))
             return
         changed = LIST_CHANGED.get(message.method)
         if changed is not None:
@@ -797,39 +793,6 @@ def _restore_subscription(backend: Backend, params: dict[str, Any]) -> dict[str,
     if client_id is None:
         return params
     return {**params, "_meta": {**meta, SUBSCRIPTION_ID_META_KEY: client_id}}
-
-
-def _request(request_id: RequestId, method: str, params: dict[str, Any] | None) -> JSONRPCRequest:
-    """A request as sent: without params when it had none (a ``"params": null`` is not
-    a request the TypeScript SDK accepts, so it would drop it)."""
-    if params is None:
-        return JSONRPCRequest.model_construct(jsonrpc="2.0", id=request_id, method=method)
-    return JSONRPCRequest.model_construct(
-        jsonrpc="2.0", id=request_id, method=method, params=params
-    )
-
-
-def _refused(refuse: Refuse) -> _Reply:
-    if refuse.result is not None:
-        return _Reply(result=refuse.result)
-    assert refuse.error is not None
-    return _error(refuse.error)
-
-
-def _refusal_error(refuse: Refuse) -> ErrorData:
-    err = refuse.error or InterceptorError(INVALID_PARAMS, "Interceptor validation failed")
-    reply = _error(err)
-    assert reply.error is not None
-    return reply.error
-
-
-def _cancelled(request_id: RequestId, reason: Any) -> JSONRPCNotification:
-    params: dict[str, Any] = {"requestId": request_id}
-    if isinstance(reason, str):
-        params["reason"] = reason
-    return JSONRPCNotification.model_construct(
-        jsonrpc="2.0", method="notifications/cancelled", params=params
-    )
 
 
 def _advertise(result: dict[str, Any], capability: dict[str, Any]) -> dict[str, Any]:
