@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -77,6 +76,7 @@ from .reply import (
     refused_reply,
     request_message,
 )
+from .scope import SCOPE, OpenRequests, RequestScope
 
 logger = logging.getLogger("policyc.gateway")
 
@@ -107,16 +107,6 @@ class SessionOptions:
     client can open); without it they start with the session."""
 
 
-@dataclass(frozen=True)
-class _RequestScope:
-    """What one client request brings that the session does not know: its caller's view
-    (filtered lists, flow session) and its 2026-07-28 envelope, for requests it causes."""
-
-    chain: InterceptionSession
-    envelope: dict[str, Any] | None
-
-
-_SCOPE: ContextVar[_RequestScope | None] = ContextVar("gateway_request", default=None)
 _CALL_LISTS = {kind.call: (method, kind.key) for method, kind in LISTS.items()}
 
 
@@ -144,11 +134,7 @@ class GatewaySession:
         self._order = list(self.backends.values())
         self.federated = len(self._order) > 1
         self.routes = Routes()
-        self._inflight: dict[RequestId, anyio.CancelScope] = {}
-        # progress token -> the client request it reports on (HTTP routes by it)
-        self._progress: dict[Any, RequestId] = {}
-        # 2026-07-28 requests that opted in to log messages -> their envelope
-        self._logging: dict[RequestId, dict[str, Any]] = {}
+        self._open = OpenRequests()
         self._front_ids = itertools.count(1)
         self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
         self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
@@ -181,9 +167,7 @@ class GatewaySession:
                 self._requests = requests
                 self.ready.set()
                 await self._read_front(front_read, requests)
-                with anyio.move_on_after(_DRAIN_S):
-                    while self._inflight:
-                        await anyio.sleep(0.01)
+                await self._open.drain(_DRAIN_S)
                 requests.cancel_scope.cancel()
             for backend in self._order:
                 backend.close()
@@ -244,7 +228,7 @@ class GatewaySession:
         if isinstance(message, JSONRPCRequest):
             logger.debug("client -> %s (id %s)", message.method, message.id)
             scope = anyio.CancelScope()
-            self._inflight[message.id] = scope
+            self._open.inflight[message.id] = scope
             if message.method in _HANDSHAKES:
                 # Inline, as the SDK does: nothing the client sends after the
                 # handshake (notifications/initialized first) may overtake it.
@@ -263,7 +247,7 @@ class GatewaySession:
         logger.debug("client -> notification %s", message.method)
         params = message.params
         if message.method == "notifications/cancelled":
-            scope = self._inflight.get((params or {}).get("requestId"))  # type: ignore[arg-type]
+            scope = self._open.inflight.get((params or {}).get("requestId"))  # type: ignore[arg-type]
             if scope is not None:
                 scope.cancel()
             return
@@ -290,11 +274,11 @@ class GatewaySession:
         with that caller's own view of the chain."""
         assert self._requests is not None, "submit before the session is ready"
         scope = anyio.CancelScope()
-        self._inflight[request.id] = scope
+        self._open.inflight[request.id] = scope
         self._requests.start_soon(self._serve_request, request, scope, view)
 
     def cancel(self, request_id: RequestId) -> None:
-        scope = self._inflight.get(request_id)
+        scope = self._open.inflight.get(request_id)
         if scope is not None:
             scope.cancel()
 
@@ -317,7 +301,7 @@ class GatewaySession:
                 logger.warning("backend %s did not answer a ping: %s", backend.name, err)
 
     def _chain(self) -> InterceptionSession:
-        scope = _SCOPE.get()
+        scope = SCOPE.get()
         return scope.chain if scope is not None else self.chain
 
     async def _serve_request(
@@ -330,13 +314,13 @@ class GatewaySession:
         meta = (request.params or {}).get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if isinstance(token, str | int):
-            self._progress[token] = request.id
+            self._open.progress[token] = request.id
         envelope = None
         if isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta:
             envelope = {k: v for k, v in meta.items() if k != "progressToken"}
             if LOG_LEVEL_META_KEY in meta:
-                self._logging[request.id] = envelope
-        entered = _SCOPE.set(_RequestScope(view or self.chain, envelope))
+                self._open.logging[request.id] = envelope
+        entered = SCOPE.set(RequestScope(view or self.chain, envelope))
         origin = ORIGIN.set(request.id)
         with scope:
             try:
@@ -354,14 +338,14 @@ class GatewaySession:
                         data={"reason": type(err).__name__},
                     )
                 )
-        _SCOPE.reset(entered)
+        SCOPE.reset(entered)
         ORIGIN.reset(origin)
         if reply.result is not None and is_modern(request.params):
             reply.result = modern_result(request.method, reply.result)
-        self._inflight.pop(request.id, None)
-        self._logging.pop(request.id, None)
+        self._open.inflight.pop(request.id, None)
+        self._open.logging.pop(request.id, None)
         if token is not None:
-            self._progress.pop(token, None)
+            self._open.progress.pop(token, None)
         if scope.cancelled_caught:
             return  # the client cancelled it: MCP says it is not answered
         message: JSONRPCMessage
@@ -560,7 +544,7 @@ class GatewaySession:
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
             params: dict[str, Any] | None = {"cursor": cursor} if cursor else None
-            scope = _SCOPE.get()
+            scope = SCOPE.get()
             if scope is not None and scope.envelope is not None:
                 params = {**(params or {}), "_meta": scope.envelope}  # 2026-07-28 asks one
             try:
@@ -645,7 +629,7 @@ class GatewaySession:
         try:
             with scope:
                 forwarded = request_message(front_id, method, outcome.payload)
-                await self._send_front(forwarded, self._latest_request())
+                await self._send_front(forwarded, self._open.latest())
                 with anyio.move_on_after(backend.spec.timeout_s) as wait:
                     await event.wait()
                 if wait.cancelled_caught:
@@ -695,7 +679,7 @@ class GatewaySession:
             payload = _restore_subscription(backend, payload)
         related = None
         if message.method == "notifications/progress" and isinstance(payload, dict):
-            related = self._progress.get(payload.get("progressToken"))
+            related = self._open.progress.get(payload.get("progressToken"))
         elif message.method == "notifications/message" and isinstance(payload, dict):
             related = self._log_request(backend, payload)
         if payload is None:
@@ -713,19 +697,11 @@ class GatewaySession:
         sessionless front delivers it on that request's response (and drops the rest:
         a guess could hand one caller another's log); a session stream carries all."""
         origin = backend.sole_origin()
-        envelope = self._logging.get(origin) if origin is not None else None
+        envelope = self._open.logging.get(origin) if origin is not None else None
         if envelope is None:
             return None
         version = str(envelope.get(PROTOCOL_VERSION_META_KEY))
         return origin if payload.get("level") in allowed_log_levels(version, envelope) else None
-
-    def _latest_request(self) -> RequestId | None:
-        """The newest client request still open: what a backend's request most likely serves.
-
-        The backend's own request does not say which client request caused it;
-        over HTTP it must ride on some open request's stream (or the GET stream).
-        """
-        return next(reversed(self._inflight), None)
 
     async def _backend_exit(self, backend: Backend, reason: str) -> None:
         spec = backend.spec
@@ -735,9 +711,7 @@ class GatewaySession:
                 "backend %s exited (%s); stopping the gateway (%s)", spec.name, reason, why
             )
             # Let the requests it failed send their errors before everything stops.
-            with anyio.move_on_after(1.0):
-                while self._inflight:
-                    await anyio.sleep(0.01)
+            await self._open.drain(1.0)
             self._stop(f"backend {spec.name} exited: {reason}")
             return
         backend.restarts += 1
