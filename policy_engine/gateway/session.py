@@ -45,7 +45,7 @@ from policy_engine.interception import (
     InterceptionSession,
     Refuse,
 )
-from policy_engine.server import EXTENSION_ID, INVOKE_METHODS, LIST_METHOD, InterceptorService
+from policy_engine.server import INVOKE_METHODS, LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import (
     INTERNAL_ERROR,
@@ -54,7 +54,7 @@ from policy_engine.wire.errors import (
     METHOD_NOT_FOUND,
 )
 
-from .backend import ORIGIN, Backend, BackendError, BackendSpec, describe
+from .backend import ORIGIN, Backend, BackendError, BackendSpec
 from .eras import is_modern, modern_result
 from .federation import (
     CACHE_HINTS,
@@ -62,11 +62,12 @@ from .federation import (
     URI_LISTS,
     Routes,
     merge_cache_hints,
-    merge_handshakes,
     merge_named,
     merge_uris,
 )
 from .handshakes import HandshakeCache
+from .lifecycle import HANDSHAKE_TIMEOUT_S as HANDSHAKE_TIMEOUT_S
+from .lifecycle import SessionBackends
 from .reply import (
     BLOCKED,
     Reply,
@@ -82,9 +83,6 @@ logger = logging.getLogger("policyc.gateway")
 
 _HANDSHAKES = ("initialize", "server/discover")
 _MAX_PAGES = 100
-HANDSHAKE_TIMEOUT_S = 30.0
-"""The least time a backend gets to answer its handshake: starting a server process can
-take far longer than any later request is allowed."""
 _DRAIN_S = 5.0
 
 
@@ -110,10 +108,6 @@ class SessionOptions:
 _CALL_LISTS = {kind.call: (method, kind.key) for method, kind in LISTS.items()}
 
 
-class BackendStartError(RuntimeError):
-    """A backend could not be started or reached when the session opened."""
-
-
 class GatewaySession:
     """Routes one client's traffic to its backends, with the chain on every message."""
 
@@ -121,34 +115,22 @@ class GatewaySession:
         self.options = options
         self.chain = InterceptionSession(interception, session_id=options.session_id)
         self._front = front_write
-        self.backends = {
-            spec.name: Backend(
-                spec,
-                on_request=self._backend_request,
-                on_notification=self._backend_notification,
-                on_exit=self._backend_exit,
-                errlog=options.errlog,
-            )
-            for spec in options.backends
-        }
-        self._order = list(self.backends.values())
-        self.federated = len(self._order) > 1
-        self.routes = Routes()
         self._open = OpenRequests()
+        self._backends = SessionBackends(
+            options, self._backend_request, self._backend_notification, self._open, self._stop
+        )
+        self.backends = self._backends.by_name
+        self._order = self._backends.order
+        self.federated = self._backends.federated
+        self.routes = Routes()
         self._front_ids = itertools.count(1)
         self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
         self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
-        self._handshake: tuple[str, dict[str, Any] | None] | None = None
-        self._ready: dict[str, anyio.Event] = {
-            spec.name: anyio.Event() for spec in options.backends
-        }
-        self._started = False
-        self._start_failed = False
         self._tg: TaskGroup | None = None
         self._requests: TaskGroup | None = None
         self.ready = anyio.Event()
         """Set once the session reads requests and :meth:`submit` may be called."""
-        self.handshake_answered = anyio.Event()
+        self.handshake_answered = self._backends.handshake_answered
         self.initialized = anyio.Event()
         """Set when the client sends ``notifications/initialized``: the handshake is done."""
         self.fatal: str | None = None
@@ -160,17 +142,16 @@ class GatewaySession:
 
     async def run(self, front_read: Any) -> None:
         async with anyio.create_task_group() as tg:
-            self._tg = tg
+            self._tg = self._backends.tg = tg
             if self.options.handshakes is None:
-                await self._connect_all(ready=True)
+                await self._backends.connect_all(ready=True)
             async with anyio.create_task_group() as requests:
                 self._requests = requests
                 self.ready.set()
                 await self._read_front(front_read, requests)
                 await self._open.drain(_DRAIN_S)
                 requests.cancel_scope.cancel()
-            for backend in self._order:
-                backend.close()
+            self._backends.close()
 
     async def _read_front(self, front_read: Any, requests: TaskGroup) -> None:
         """Every client message until the client leaves; an HTTP client's DELETE closes
@@ -182,38 +163,6 @@ class GatewaySession:
                 await self._client_message(item.message, requests)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
             logger.debug("the client closed the session")
-
-    async def _connect_all(self, *, ready: bool) -> None:
-        """Start every backend; ``ready``: requests may go to them at once (else only
-        once the caller has replayed the client's handshake to them)."""
-        assert self._tg is not None
-        self._started = True
-        for backend in self._order:
-            try:
-                await backend.connect(self._tg)
-            except Exception as err:
-                raise BackendStartError(
-                    f"backend {backend.name} could not be started: {describe(err)}"
-                ) from None
-            if ready:
-                self._ready[backend.name].set()
-
-    async def _start_late(self, initialized: Forward | None) -> None:
-        """The lazy start: the client finished its handshake, which the backends now get
-        (``initialized``: the notification as the chain passed it; ``None`` if refused)."""
-        try:
-            await self._connect_all(ready=False)
-            method, params = self._handshake or ("initialize", None)
-            for backend in self._order:
-                limit = max(backend.spec.timeout_s, HANDSHAKE_TIMEOUT_S)
-                await backend.request(method, params, timeout_s=limit)
-                if initialized is not None:
-                    await backend.notify("notifications/initialized", initialized.payload)
-                self._ready[backend.name].set()
-        except Exception as err:
-            self._start_failed = True
-            logger.error("the session's backends could not be started: %s", describe(err))
-            self._stop(f"backends could not be started: {describe(err)}")
 
     def _stop(self, reason: str) -> None:
         self.fatal = reason
@@ -251,7 +200,7 @@ class GatewaySession:
             if scope is not None:
                 scope.cancel()
             return
-        lazy = message.method == "notifications/initialized" and not self._started
+        lazy = message.method == "notifications/initialized" and not self._backends.started
         if message.method == "notifications/initialized":
             self.initialized.set()
         outcome = await self.chain.notification(
@@ -260,11 +209,13 @@ class GatewaySession:
         if isinstance(outcome, Refuse):
             logger.info("dropped client notification %s: blocked by policy", message.method)
         if lazy and self._tg is not None:
-            self._tg.start_soon(self._start_late, outcome if isinstance(outcome, Forward) else None)
+            self._tg.start_soon(
+                self._backends.start_late, outcome if isinstance(outcome, Forward) else None
+            )
             return
-        if self._start_failed and message.method == "notifications/initialized":
+        if self._backends.start_failed and message.method == "notifications/initialized":
             self._stop("the session's backends could not be started")
-        if isinstance(outcome, Refuse) or self._start_failed:
+        if isinstance(outcome, Refuse) or self._backends.start_failed:
             return
         for backend in self._order:
             await backend.notify(message.method, outcome.payload)
@@ -285,20 +236,12 @@ class GatewaySession:
     async def open_handshake(self, params: dict[str, Any]) -> dict[str, Any]:
         """The gateway's own ``initialize`` with every backend, for a front whose clients
         share these connections; the (merged) result answers their handshakes."""
-        reply = await self._handshake_with("initialize", params)
-        for backend in self._order:
-            await backend.notify("notifications/initialized", None)
-        assert reply.result is not None
-        return reply.result
+        return await self._backends.open_handshake(params)
 
     async def settle(self) -> None:
-        """A ping to every backend: what a backend asks right after the handshake (its
-        roots) has arrived once the answer, which comes after it, has."""
-        for backend in self._order:
-            try:
-                await self._request(backend, "ping", None)
-            except (BackendError, InterceptorError) as err:
-                logger.warning("backend %s did not answer a ping: %s", backend.name, err)
+        """A ping to every backend, so that what they ask right after the handshake
+        (their roots) has arrived."""
+        await self._backends.settle()
 
     def _chain(self) -> InterceptionSession:
         scope = SCOPE.get()
@@ -372,7 +315,7 @@ class GatewaySession:
 
     async def _handle(self, method: str, params: dict[str, Any] | None) -> Reply:
         if method in _HANDSHAKES:
-            return await self._handshake_with(method, params)
+            return await self._backends.handshake_with(method, params)
         service = self.options.service
         if service is not None and method == LIST_METHOD:
             return Reply(result=service.list(params))
@@ -401,7 +344,7 @@ class GatewaySession:
         outcome = await chain.client_request(method, params, server=backend.name)
         if isinstance(outcome, Refuse):
             return refused_reply(outcome)
-        result = await self._request(backend, method, outcome.payload)
+        result = await self._backends.request(backend, method, outcome.payload)
         answer = await chain.client_response(method, result, server=backend.name, request=params)
         if isinstance(answer, Refuse):
             return refused_reply(answer)
@@ -447,21 +390,6 @@ class GatewaySession:
         reason = f"the gateway could not list every page of {method} to check this call"
         data = {"reason": reason, "listing": method, "server": backend.name}
         return Reply(error=ErrorData(code=INTERNAL_ERROR, message="Listing failed", data=data))
-
-    async def _request(
-        self,
-        backend: Backend,
-        method: str,
-        params: dict[str, Any] | None,
-        timeout_s: float | None = None,
-    ) -> dict[str, Any]:
-        ready = self._ready[backend.name]
-        if not ready.is_set():
-            with anyio.move_on_after(backend.spec.timeout_s):
-                await ready.wait()
-        if not backend.alive:
-            raise backend.unavailable("the backend is not running")
-        return await backend.request(method, params, timeout_s=timeout_s)
 
     async def _route(
         self, method: str, params: dict[str, Any] | None
@@ -563,42 +491,6 @@ class GatewaySession:
                 return items, None
         logger.warning("backend %s: %s has more than %d pages", backend.name, method, _MAX_PAGES)
         return items, None
-
-    async def _handshake_with(self, method: str, params: dict[str, Any] | None) -> Reply:
-        if method == "initialize":
-            self._handshake = (method, params)
-        cache = self.options.handshakes
-        try:
-            if cache is not None and method == "initialize" and not self._started:
-                result = await cache.answer(params, lambda: self._learn_handshake(params))
-            else:
-                if not self._started:
-                    await self._connect_all(ready=True)
-                result = await self._backends_handshake(method, params)
-        except BackendStartError as err:
-            self._start_failed = True
-            raise InterceptorError(
-                INTERNAL_ERROR, "Backend unavailable", {"reason": str(err)}
-            ) from None
-        finally:
-            self.handshake_answered.set()
-        if self.options.expose_interceptors:
-            result = _advertise(result, self.options.interceptor_capability)
-        return Reply(result=result)
-
-    async def _learn_handshake(self, params: dict[str, Any] | None) -> dict[str, Any]:
-        """The first session to ask for this version starts its backends to learn it."""
-        await self._connect_all(ready=True)
-        return await self._backends_handshake("initialize", params)
-
-    async def _backends_handshake(
-        self, method: str, params: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        results: dict[str, dict[str, Any]] = {}
-        for backend in self._order:
-            limit = max(backend.spec.timeout_s, HANDSHAKE_TIMEOUT_S)
-            results[backend.name] = await self._request(backend, method, params, limit)
-        return next(iter(results.values())) if not self.federated else merge_handshakes(results)
 
     # backend -> gateway
 
@@ -703,42 +595,6 @@ class GatewaySession:
         version = str(envelope.get(PROTOCOL_VERSION_META_KEY))
         return origin if payload.get("level") in allowed_log_levels(version, envelope) else None
 
-    async def _backend_exit(self, backend: Backend, reason: str) -> None:
-        spec = backend.spec
-        if spec.on_exit == "exit" or backend.restarts >= spec.max_restarts:
-            why = "configured to exit" if spec.on_exit == "exit" else "too many restarts"
-            logger.error(
-                "backend %s exited (%s); stopping the gateway (%s)", spec.name, reason, why
-            )
-            # Let the requests it failed send their errors before everything stops.
-            await self._open.drain(1.0)
-            self._stop(f"backend {spec.name} exited: {reason}")
-            return
-        backend.restarts += 1
-        logger.warning(
-            "backend %s exited (%s); restarting (%d of %d)",
-            spec.name,
-            reason,
-            backend.restarts,
-            spec.max_restarts,
-        )
-        ready = anyio.Event()
-        self._ready[spec.name] = ready
-        try:
-            assert self._tg is not None
-            await backend.connect(self._tg)
-            if self._handshake is not None:
-                method, params = self._handshake
-                limit = max(spec.timeout_s, HANDSHAKE_TIMEOUT_S)
-                await backend.request(method, params, timeout_s=limit)
-                await backend.notify("notifications/initialized", None)
-            logger.warning("backend %s restarted", spec.name)
-        except Exception as err:
-            logger.error("backend %s could not be restarted: %s", spec.name, err)
-            self._stop(f"backend {spec.name} could not be restarted")
-        finally:
-            ready.set()
-
 
 def _uri_templates(templates: list[Any]) -> list[str]:
     return [
@@ -767,12 +623,3 @@ def _restore_subscription(backend: Backend, params: dict[str, Any]) -> dict[str,
     if client_id is None:
         return params
     return {**params, "_meta": {**meta, SUBSCRIPTION_ID_META_KEY: client_id}}
-
-
-def _advertise(result: dict[str, Any], capability: dict[str, Any]) -> dict[str, Any]:
-    capabilities = dict(result.get("capabilities") or {})
-    for key in ("extensions", "experimental"):
-        section = dict(capabilities.get(key) or {})
-        section[EXTENSION_ID] = capability
-        capabilities[key] = section
-    return {**result, "capabilities": capabilities}
