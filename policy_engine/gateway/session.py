@@ -51,25 +51,20 @@ from policy_engine.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
 )
 
 from .backend import ORIGIN, Backend, BackendError, BackendSpec
 from .eras import is_modern, modern_result
 from .federation import (
-    CACHE_HINTS,
     NAMED_LISTS,
     URI_LISTS,
     Routes,
-    merge_cache_hints,
-    merge_named,
-    merge_uris,
 )
 from .handshakes import HandshakeCache
 from .lifecycle import HANDSHAKE_TIMEOUT_S as HANDSHAKE_TIMEOUT_S
 from .lifecycle import SessionBackends
+from .listing import Listings
 from .reply import (
-    BLOCKED,
     Reply,
     cancelled,
     error_reply,
@@ -82,7 +77,6 @@ from .scope import SCOPE, OpenRequests, RequestScope
 logger = logging.getLogger("policyc.gateway")
 
 _HANDSHAKES = ("initialize", "server/discover")
-_MAX_PAGES = 100
 _DRAIN_S = 5.0
 
 
@@ -123,6 +117,7 @@ class GatewaySession:
         self._order = self._backends.order
         self.federated = self._backends.federated
         self.routes = Routes()
+        self._listings = Listings(self._order, self.routes, self._call)
         self._front_ids = itertools.count(1)
         self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
         self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
@@ -134,7 +129,6 @@ class GatewaySession:
         self.initialized = anyio.Event()
         """Set when the client sends ``notifications/initialized``: the handshake is done."""
         self.fatal: str | None = None
-        self._learning: dict[tuple[int, str, str], anyio.Lock] = {}
         self.rootless: set[str] = set()
         """Backends that asked for roots where no session stream can answer: refused."""
 
@@ -323,7 +317,7 @@ class GatewaySession:
             return Reply(result=await service.invoke(params))
         if self.federated:
             if method in NAMED_LISTS or method in URI_LISTS:
-                return await self._federated_list(method)
+                return await self._listings.federated_list(method)
             if method in ("logging/setLevel", "ping"):
                 replies = [await self._call(b, method, params) for b in self._order]
                 return next((r for r in replies if r.error is None), replies[0])
@@ -338,7 +332,7 @@ class GatewaySession:
             return Reply(error=_needs_roots(backend.name))
         listing = _CALL_LISTS.get(method)
         if listing is not None and chain.needs_listing(listing[0], backend.name):
-            refused = await self._learn_once(chain, backend, *listing)
+            refused = await self._listings.learn_once(chain, backend, *listing)
             if refused is not None:
                 return refused
         outcome = await chain.client_request(method, params, server=backend.name)
@@ -350,47 +344,6 @@ class GatewaySession:
             return refused_reply(answer)
         return Reply(result=answer.payload)
 
-    async def _learn_once(
-        self, chain: InterceptionSession, backend: Backend, method: str, key: str
-    ) -> Reply | None:
-        """:meth:`_learn`, once for calls that arrive together: the others wait for it
-        (a burst of first calls must not list every page once each)."""
-        slot = (id(chain), method, backend.name)
-        lock = self._learning.setdefault(slot, anyio.Lock())
-        try:
-            async with lock:
-                if not chain.needs_listing(method, backend.name):
-                    return None
-                return await self._learn(chain, backend, method, key)
-        finally:
-            if not lock.locked() and lock.statistics().tasks_waiting == 0:
-                self._learning.pop(slot, None)
-
-    async def _learn(
-        self, chain: InterceptionSession, backend: Backend, method: str, key: str
-    ) -> Reply | None:
-        """List every page of ``method`` through the chain (resources: their templates
-        too) before a call it governs; a listing that fails refuses the call."""
-        _, failure = await self._whole_list(backend, method, key)
-        templates: list[Any] = []
-        if failure is None and method == "resources/list":
-            templates, failure = await self._whole_list(
-                backend, "resources/templates/list", "resourceTemplates"
-            )
-            error = failure.error if failure is not None else None
-            if error is not None and error.code == METHOD_NOT_FOUND:
-                templates, failure = [], None  # a backend without templates
-        if failure is None:
-            chain.listed(method, backend.name, _uri_templates(templates))
-            return None
-        error = failure.error
-        if error is not None and error.message == BLOCKED:
-            return failure  # the policy refused the list itself: its own words
-        logger.warning("backend %s: %s failed; refused the call it governs", backend.name, method)
-        reason = f"the gateway could not list every page of {method} to check this call"
-        data = {"reason": reason, "listing": method, "server": backend.name}
-        return Reply(error=ErrorData(code=INTERNAL_ERROR, message="Listing failed", data=data))
-
     async def _route(
         self, method: str, params: dict[str, Any] | None
     ) -> tuple[Backend, dict[str, Any] | None]:
@@ -399,7 +352,7 @@ class GatewaySession:
             return await self._by_name(method, body, "name")
         if method.startswith("resources/") and isinstance(body.get("uri"), str):
             if not self.routes.resources:
-                await self._federated_list("resources/list")
+                await self._listings.federated_list("resources/list")
             owner = self.routes.resources.get(body["uri"])
             return (self.backends[owner] if owner else self._order[0]), params
         if method == "completion/complete":
@@ -424,7 +377,7 @@ class GatewaySession:
     async def _lookup(self, method: str, name: str) -> tuple[Backend, str]:
         table = self.routes.table(method)
         if name not in table:
-            await self._federated_list(
+            await self._listings.federated_list(
                 "tools/list" if method.startswith("tools/") else "prompts/list"
             )
         if name not in table:
@@ -434,63 +387,6 @@ class GatewaySession:
             )
         owner, original = table[name]
         return self.backends[owner], original
-
-    async def _federated_list(self, method: str) -> Reply:
-        """Every backend's whole list (all pages), each through the chain, merged.
-
-        A backend whose list fails is left out (and logged); a list the policy
-        refuses refuses the merged list; if every backend failed, the first
-        failure is the answer.
-        """
-        pages: list[tuple[str, dict[str, Any]]] = []
-        hints: list[dict[str, Any]] = []
-        failures: list[Reply] = []
-        key = NAMED_LISTS.get(method) or URI_LISTS[method]
-        for backend in self._order:
-            hint: dict[str, Any] = {}
-            items, failure = await self._whole_list(backend, method, key, hint)
-            if failure is None:
-                pages.append((backend.name, {key: items}))
-                hints.append(hint)
-                continue
-            error = failure.error
-            if error is not None and error.message == BLOCKED:
-                return failure
-            reason = error.message if error is not None else "no result"
-            logger.warning("backend %s left out of %s: %s", backend.name, method, reason)
-            failures.append(failure)
-        if not pages and failures:
-            return failures[0]
-        merge = merge_named if method in NAMED_LISTS else merge_uris
-        return Reply(result={**merge(method, pages, self.routes), **merge_cache_hints(hints)})
-
-    async def _whole_list(
-        self, backend: Backend, method: str, key: str, hint: dict[str, Any] | None = None
-    ) -> tuple[list[Any], Reply | None]:
-        """Every page of one backend's list; ``hint`` gets the last page's 2026 fields."""
-        items: list[Any] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            params: dict[str, Any] | None = {"cursor": cursor} if cursor else None
-            scope = SCOPE.get()
-            if scope is not None and scope.envelope is not None:
-                params = {**(params or {}), "_meta": scope.envelope}  # 2026-07-28 asks one
-            try:
-                reply = await self._call(backend, method, params)
-            except InterceptorError as err:
-                return items, error_reply(err)
-            except BackendError as err:
-                return items, Reply(error=err.error)
-            if reply.error is not None or reply.result is None:
-                return items, reply
-            items.extend(reply.result.get(key) or [])
-            if hint is not None:
-                hint.update({k: reply.result[k] for k in CACHE_HINTS if k in reply.result})
-            cursor = reply.result.get("nextCursor")
-            if not isinstance(cursor, str):
-                return items, None
-        logger.warning("backend %s: %s has more than %d pages", backend.name, method, _MAX_PAGES)
-        return items, None
 
     # backend -> gateway
 
@@ -594,14 +490,6 @@ class GatewaySession:
             return None
         version = str(envelope.get(PROTOCOL_VERSION_META_KEY))
         return origin if payload.get("level") in allowed_log_levels(version, envelope) else None
-
-
-def _uri_templates(templates: list[Any]) -> list[str]:
-    return [
-        t["uriTemplate"]
-        for t in templates
-        if isinstance(t, dict) and isinstance(t.get("uriTemplate"), str)
-    ]
 
 
 def _needs_roots(server: str) -> ErrorData:
