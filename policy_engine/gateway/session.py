@@ -39,39 +39,31 @@ from mcp_types import (
 
 from policy_engine.interception import (
     LIST_CHANGED,
-    LISTS,
     Forward,
     Interception,
     InterceptionSession,
     Refuse,
 )
-from policy_engine.server import INVOKE_METHODS, LIST_METHOD, InterceptorService
+from policy_engine.server import InterceptorService
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import (
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     INVALID_REQUEST,
 )
 
 from .backend import ORIGIN, Backend, BackendError, BackendSpec
 from .eras import is_modern, modern_result
-from .federation import (
-    NAMED_LISTS,
-    URI_LISTS,
-    Routes,
-)
 from .handshakes import HandshakeCache
 from .lifecycle import HANDSHAKE_TIMEOUT_S as HANDSHAKE_TIMEOUT_S
 from .lifecycle import SessionBackends
-from .listing import Listings
 from .reply import (
     Reply,
     cancelled,
     error_reply,
     refusal_error,
-    refused_reply,
     request_message,
 )
+from .routing import Router
 from .scope import SCOPE, OpenRequests, RequestScope
 
 logger = logging.getLogger("policyc.gateway")
@@ -99,9 +91,6 @@ class SessionOptions:
     client can open); without it they start with the session."""
 
 
-_CALL_LISTS = {kind.call: (method, kind.key) for method, kind in LISTS.items()}
-
-
 class GatewaySession:
     """Routes one client's traffic to its backends, with the chain on every message."""
 
@@ -113,11 +102,9 @@ class GatewaySession:
         self._backends = SessionBackends(
             options, self._backend_request, self._backend_notification, self._open, self._stop
         )
-        self.backends = self._backends.by_name
-        self._order = self._backends.order
-        self.federated = self._backends.federated
-        self.routes = Routes()
-        self._listings = Listings(self._order, self.routes, self._call)
+        self.rootless: set[str] = set()
+        """Backends that asked for roots where no session stream can answer: refused."""
+        self._router = Router(self._backends, self.chain, options.service, self.rootless)
         self._front_ids = itertools.count(1)
         self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
         self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
@@ -129,8 +116,6 @@ class GatewaySession:
         self.initialized = anyio.Event()
         """Set when the client sends ``notifications/initialized``: the handshake is done."""
         self.fatal: str | None = None
-        self.rootless: set[str] = set()
-        """Backends that asked for roots where no session stream can answer: refused."""
 
     # the session's life
 
@@ -211,7 +196,7 @@ class GatewaySession:
             self._stop("the session's backends could not be started")
         if isinstance(outcome, Refuse) or self._backends.start_failed:
             return
-        for backend in self._order:
+        for backend in self._backends.order:
             await backend.notify(message.method, outcome.payload)
 
     def submit(self, request: JSONRPCRequest, view: InterceptionSession) -> None:
@@ -237,10 +222,6 @@ class GatewaySession:
         (their roots) has arrived."""
         await self._backends.settle()
 
-    def _chain(self) -> InterceptionSession:
-        scope = SCOPE.get()
-        return scope.chain if scope is not None else self.chain
-
     async def _serve_request(
         self,
         request: JSONRPCRequest,
@@ -260,21 +241,7 @@ class GatewaySession:
         entered = SCOPE.set(RequestScope(view or self.chain, envelope))
         origin = ORIGIN.set(request.id)
         with scope:
-            try:
-                reply = await self._handle(request.method, request.params)
-            except InterceptorError as err:
-                reply = error_reply(err)
-            except BackendError as err:
-                reply = Reply(error=err.error)
-            except Exception as err:
-                logger.exception("gateway failed on %s", request.method)
-                reply = Reply(
-                    error=ErrorData(
-                        code=INTERNAL_ERROR,
-                        message="Internal error",
-                        data={"reason": type(err).__name__},
-                    )
-                )
+            reply = await self._answer(request.method, request.params)
         SCOPE.reset(entered)
         ORIGIN.reset(origin)
         if reply.result is not None and is_modern(request.params):
@@ -294,6 +261,26 @@ class GatewaySession:
             )
         await self._send_front(message)
 
+    async def _answer(self, method: str, params: dict[str, Any] | None) -> Reply:
+        """The reply to one client request: every failure is a JSON-RPC error."""
+        try:
+            if method in _HANDSHAKES:
+                return await self._backends.handshake_with(method, params)
+            return await self._router.handle(method, params)
+        except InterceptorError as err:
+            return error_reply(err)
+        except BackendError as err:
+            return Reply(error=err.error)
+        except Exception as err:
+            logger.exception("gateway failed on %s", method)
+            return Reply(
+                error=ErrorData(
+                    code=INTERNAL_ERROR,
+                    message="Internal error",
+                    data={"reason": type(err).__name__},
+                )
+            )
+
     async def _send_front(self, message: JSONRPCMessage, related: RequestId | None = None) -> None:
         """Write to the client; ``related`` names the client request a message belongs
         to, which the HTTP front needs to put it on that request's stream."""
@@ -306,87 +293,6 @@ class GatewaySession:
             logger.debug("client gone; dropped a message")
 
     # routing
-
-    async def _handle(self, method: str, params: dict[str, Any] | None) -> Reply:
-        if method in _HANDSHAKES:
-            return await self._backends.handshake_with(method, params)
-        service = self.options.service
-        if service is not None and method == LIST_METHOD:
-            return Reply(result=service.list(params))
-        if service is not None and method in INVOKE_METHODS:
-            return Reply(result=await service.invoke(params))
-        if self.federated:
-            if method in NAMED_LISTS or method in URI_LISTS:
-                return await self._listings.federated_list(method)
-            if method in ("logging/setLevel", "ping"):
-                replies = [await self._call(b, method, params) for b in self._order]
-                return next((r for r in replies if r.error is None), replies[0])
-            backend, params = await self._route(method, params)
-        else:
-            backend = self._order[0]
-        return await self._call(backend, method, params)
-
-    async def _call(self, backend: Backend, method: str, params: dict[str, Any] | None) -> Reply:
-        chain = self._chain()
-        if backend.name in self.rootless:
-            return Reply(error=_needs_roots(backend.name))
-        listing = _CALL_LISTS.get(method)
-        if listing is not None and chain.needs_listing(listing[0], backend.name):
-            refused = await self._listings.learn_once(chain, backend, *listing)
-            if refused is not None:
-                return refused
-        outcome = await chain.client_request(method, params, server=backend.name)
-        if isinstance(outcome, Refuse):
-            return refused_reply(outcome)
-        result = await self._backends.request(backend, method, outcome.payload)
-        answer = await chain.client_response(method, result, server=backend.name, request=params)
-        if isinstance(answer, Refuse):
-            return refused_reply(answer)
-        return Reply(result=answer.payload)
-
-    async def _route(
-        self, method: str, params: dict[str, Any] | None
-    ) -> tuple[Backend, dict[str, Any] | None]:
-        body = params or {}
-        if method in ("tools/call", "prompts/get"):
-            return await self._by_name(method, body, "name")
-        if method.startswith("resources/") and isinstance(body.get("uri"), str):
-            if not self.routes.resources:
-                await self._listings.federated_list("resources/list")
-            owner = self.routes.resources.get(body["uri"])
-            return (self.backends[owner] if owner else self._order[0]), params
-        if method == "completion/complete":
-            ref = body.get("ref") or {}
-            if ref.get("type") == "ref/prompt" and isinstance(ref.get("name"), str):
-                backend, original = await self._lookup("prompts/get", ref["name"])
-                return backend, {**body, "ref": {**ref, "name": original}}
-            if isinstance(ref.get("uri"), str):
-                owner = self.routes.resources.get(ref["uri"])
-                return (self.backends[owner] if owner else self._order[0]), params
-        return self._order[0], params
-
-    async def _by_name(
-        self, method: str, body: dict[str, Any], key: str
-    ) -> tuple[Backend, dict[str, Any]]:
-        name = body.get(key)
-        if not isinstance(name, str):
-            raise InterceptorError(INVALID_PARAMS, "Invalid params", {"reason": f"missing {key}"})
-        backend, original = await self._lookup(method, name)
-        return backend, {**body, key: original}
-
-    async def _lookup(self, method: str, name: str) -> tuple[Backend, str]:
-        table = self.routes.table(method)
-        if name not in table:
-            await self._listings.federated_list(
-                "tools/list" if method.startswith("tools/") else "prompts/list"
-            )
-        if name not in table:
-            noun = "tool" if method.startswith("tools/") else "prompt"
-            raise InterceptorError(
-                INVALID_PARAMS, f"Unknown {noun}", {"reason": f"no backend offers this {noun}"}
-            )
-        owner, original = table[name]
-        return self.backends[owner], original
 
     # backend -> gateway
 
@@ -490,15 +396,6 @@ class GatewaySession:
             return None
         version = str(envelope.get(PROTOCOL_VERSION_META_KEY))
         return origin if payload.get("level") in allowed_log_levels(version, envelope) else None
-
-
-def _needs_roots(server: str) -> ErrorData:
-    reason = (
-        "this backend asks for the client's roots, which a gateway without a session "
-        "stream (--stateless) cannot give it; serve it from a stateful gateway"
-    )
-    data = {"reason": reason, "server": server}
-    return ErrorData(code=INVALID_REQUEST, message="Backend needs roots", data=data)
 
 
 def _restore_subscription(backend: Backend, params: dict[str, Any]) -> dict[str, Any]:
