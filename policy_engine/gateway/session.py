@@ -10,11 +10,16 @@ A front without sessions (``shared``) multiplexes many callers into one
 session: it submits each request with the caller's own view of the chain,
 which the request's task carries (a context variable) into everything the
 request causes, such as the listing that learns what a filter hides.
+
+The session reads the client and answers its requests; its parts each do one
+job: :mod:`.routing` finds a request's backend (:mod:`.listing` fetches the
+lists that routing and filtering need), :mod:`.lifecycle` starts the backends,
+handshakes and restarts them, :mod:`.backend_traffic` carries what the
+backends send towards the client.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,9 +27,7 @@ from typing import Any, TextIO
 
 import anyio
 from anyio.abc import TaskGroup
-from mcp.server.connection import allowed_log_levels
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types import (
     LOG_LEVEL_META_KEY,
     PROTOCOL_VERSION_META_KEY,
@@ -37,32 +40,18 @@ from mcp_types import (
     RequestId,
 )
 
-from policy_engine.interception import (
-    LIST_CHANGED,
-    Forward,
-    Interception,
-    InterceptionSession,
-    Refuse,
-)
+from policy_engine.interception import Forward, Interception, InterceptionSession, Refuse
 from policy_engine.server import InterceptorService
 from policy_engine.wire import InterceptorError
-from policy_engine.wire.errors import (
-    INTERNAL_ERROR,
-    INVALID_REQUEST,
-)
+from policy_engine.wire.errors import INTERNAL_ERROR
 
-from .backend import ORIGIN, Backend, BackendError, BackendSpec
+from .backend import ORIGIN, BackendError, BackendSpec
+from .backend_traffic import BackendTraffic
 from .eras import is_modern, modern_result
 from .handshakes import HandshakeCache
 from .lifecycle import HANDSHAKE_TIMEOUT_S as HANDSHAKE_TIMEOUT_S
 from .lifecycle import SessionBackends
-from .reply import (
-    Reply,
-    cancelled,
-    error_reply,
-    refusal_error,
-    request_message,
-)
+from .reply import Reply, error_reply
 from .routing import Router
 from .scope import SCOPE, OpenRequests, RequestScope
 
@@ -99,15 +88,19 @@ class GatewaySession:
         self.chain = InterceptionSession(interception, session_id=options.session_id)
         self._front = front_write
         self._open = OpenRequests()
-        self._backends = SessionBackends(
-            options, self._backend_request, self._backend_notification, self._open, self._stop
-        )
         self.rootless: set[str] = set()
         """Backends that asked for roots where no session stream can answer: refused."""
+        self._traffic = BackendTraffic(
+            self.chain,
+            self._open,
+            self._send_front,
+            back_channel=options.back_channel,
+            rootless=self.rootless,
+        )
+        self._backends = SessionBackends(
+            options, self._traffic.request, self._traffic.notification, self._open, self._stop
+        )
         self._router = Router(self._backends, self.chain, options.service, self.rootless)
-        self._front_ids = itertools.count(1)
-        self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
-        self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
         self._tg: TaskGroup | None = None
         self._requests: TaskGroup | None = None
         self.ready = anyio.Event()
@@ -164,10 +157,7 @@ class GatewaySession:
             else:
                 requests.start_soon(self._serve_request, message, scope)
         elif isinstance(message, JSONRPCResponse | JSONRPCError):
-            waiting = self._awaiting.get(message.id) if message.id is not None else None
-            if waiting is not None:
-                waiting[1].append(message)
-                waiting[0].set()
+            self._traffic.client_answered(message)
         else:
             await self._client_notification(message)
 
@@ -291,120 +281,3 @@ class GatewaySession:
             await self._front.send(SessionMessage(message, metadata=metadata))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             logger.debug("client gone; dropped a message")
-
-    # routing
-
-    # backend -> gateway
-
-    async def _backend_request(self, backend: Backend, request: JSONRPCRequest) -> None:
-        logger.debug("%s -> %s (id %s)", backend.name, request.method, request.id)
-        method = request.method
-        if not self.options.back_channel:
-            if method == "roots/list":
-                # It would go on with the directories it was started with, not the client's.
-                logger.error("backend %s asks for roots; no client can give them", backend.name)
-                self.rootless.add(backend.name)
-            reason = f"the gateway has no session stream to the client (--stateless): {method}"
-            refusal = ErrorData(
-                code=INVALID_REQUEST, message="No back channel", data={"reason": reason}
-            )
-            await backend.answer(request.id, None, refusal)
-            return
-        outcome = await self.chain.server_request(method, request.params, server=backend.name)
-        if isinstance(outcome, Refuse):
-            await backend.answer(request.id, None, refusal_error(outcome))
-            return
-        front_id = f"gw-{next(self._front_ids)}"
-        event = anyio.Event()
-        box: list[JSONRPCMessage] = []
-        self._awaiting[front_id] = (event, box)
-        scope = anyio.CancelScope()
-        self._s2c[(backend.name, request.id)] = (front_id, scope)
-        try:
-            with scope:
-                forwarded = request_message(front_id, method, outcome.payload)
-                await self._send_front(forwarded, self._open.latest())
-                with anyio.move_on_after(backend.spec.timeout_s) as wait:
-                    await event.wait()
-                if wait.cancelled_caught:
-                    await self._send_front(cancelled(front_id, "timed out in the gateway"))
-                    error = InterceptorError(
-                        -32001, "Client did not answer in time", {"server": backend.name}
-                    )
-                    await backend.answer(request.id, None, error_reply(error).error)
-                    return
-        finally:
-            self._awaiting.pop(front_id, None)
-            self._s2c.pop((backend.name, request.id), None)
-        if scope.cancelled_caught or not box:
-            return
-        answer = box[0]
-        if isinstance(answer, JSONRPCError):
-            await backend.answer(request.id, None, answer.error)
-            return
-        assert isinstance(answer, JSONRPCResponse)
-        checked = await self.chain.server_response(method, answer.result, server=backend.name)
-        if isinstance(checked, Refuse):
-            await backend.answer(request.id, None, refusal_error(checked))
-        else:
-            await backend.answer(request.id, checked.payload, None)
-
-    async def _backend_notification(self, backend: Backend, message: JSONRPCNotification) -> None:
-        logger.debug("%s -> notification %s", backend.name, message.method)
-        params = message.params
-        if message.method == "notifications/cancelled":
-            found = self._s2c.get((backend.name, (params or {}).get("requestId")))  # type: ignore[arg-type]
-            if found is not None:
-                front_id, scope = found
-                scope.cancel()
-                await self._send_front(cancelled(front_id, (params or {}).get("reason")))
-            return
-        changed = LIST_CHANGED.get(message.method)
-        if changed is not None:
-            self.chain.forget(changed)  # what the list hides and shows is learned anew
-        outcome = await self.chain.notification(
-            message.method, params, origin="server", server=backend.name
-        )
-        if isinstance(outcome, Refuse):
-            logger.info("dropped %s from %s: blocked by policy", message.method, backend.name)
-            return
-        payload = outcome.payload
-        if isinstance(payload, dict):
-            payload = _restore_subscription(backend, payload)
-        related = None
-        if message.method == "notifications/progress" and isinstance(payload, dict):
-            related = self._open.progress.get(payload.get("progressToken"))
-        elif message.method == "notifications/message" and isinstance(payload, dict):
-            related = self._log_request(backend, payload)
-        if payload is None:
-            forwarded = JSONRPCNotification.model_construct(jsonrpc="2.0", method=message.method)
-        else:
-            forwarded = JSONRPCNotification.model_construct(
-                jsonrpc="2.0", method=message.method, params=payload
-            )
-        await self._send_front(forwarded, related)
-
-    def _log_request(self, backend: Backend, payload: dict[str, Any]) -> RequestId | None:
-        """The client request a backend's log message belongs to, when that is certain:
-        the backend has one request open, its client opted in (2026-07-28's
-        ``io.modelcontextprotocol/logLevel``) at or below the message's level. A
-        sessionless front delivers it on that request's response (and drops the rest:
-        a guess could hand one caller another's log); a session stream carries all."""
-        origin = backend.sole_origin()
-        envelope = self._open.logging.get(origin) if origin is not None else None
-        if envelope is None:
-            return None
-        version = str(envelope.get(PROTOCOL_VERSION_META_KEY))
-        return origin if payload.get("level") in allowed_log_levels(version, envelope) else None
-
-
-def _restore_subscription(backend: Backend, params: dict[str, Any]) -> dict[str, Any]:
-    """A notification on a ``subscriptions/listen`` stream names the stream by its
-    request's id; the backend knows the gateway's id for it, the client its own."""
-    meta = params.get("_meta")
-    if not isinstance(meta, dict) or SUBSCRIPTION_ID_META_KEY not in meta:
-        return params
-    client_id = backend.origin_of(meta[SUBSCRIPTION_ID_META_KEY])
-    if client_id is None:
-        return params
-    return {**params, "_meta": {**meta, SUBSCRIPTION_ID_META_KEY: client_id}}
