@@ -73,6 +73,8 @@ class BackendTraffic:
             waiting[0].set()
 
     async def request(self, backend: Backend, request: JSONRPCRequest) -> None:
+        """A backend's request: through the chain to the client, its answer back through
+        the chain to the backend; the backend always gets one answer."""
         logger.debug("%s -> %s (id %s)", backend.name, request.method, request.id)
         method = request.method
         if not self._back_channel:
@@ -126,6 +128,8 @@ class BackendTraffic:
             await backend.answer(request.id, checked.payload, None)
 
     async def notification(self, backend: Backend, message: JSONRPCNotification) -> None:
+        """A backend's notification through the chain to the client (a cancellation
+        cancels the backend's request the client is answering)."""
         logger.debug("%s -> notification %s", backend.name, message.method)
         params = message.params
         if message.method == "notifications/cancelled":
