@@ -13,13 +13,15 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
 
 from ..compiler.bounds import DEFAULT_MAX_BYTES, Limits
-from ..gateway.serve import SessionLimits
+from ..compiler.flows import FlowRuntime
+from ..compiler.rate_limits import RateLimitRuntime
+from ..gateway.serve import GatewayOptions, SessionLimits
 from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_verifier
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
@@ -27,6 +29,12 @@ from .inputs import compile_or_exit, fail
 from .metrics_options import metrics_listen_option, start_metrics_listener
 from .rate_limit_options import rate_limit_options, rate_limit_runtime
 from .serve import parse_listen
+
+if TYPE_CHECKING:
+    from ..compiler import PolicySet
+    from ..gateway import GatewayDecisionLog
+    from ..gateway.decision_log import TrafficRecorder
+    from ..gateway.reload import GatewayReload
 
 _LIMITS = SessionLimits()
 
@@ -54,8 +62,12 @@ def _session_limits(
 
 
 def _reload(
-    options: Any, compile_with: tuple[Any, Any, Any], *, watch: bool, allow_shrink: bool
-) -> Any:
+    options: GatewayOptions,
+    compile_with: tuple[Limits, FlowRuntime, RateLimitRuntime],
+    *,
+    watch: bool,
+    allow_shrink: bool,
+) -> GatewayReload:
     """The policy files' reloader: serve's rules (last good set kept, no shrinking).
 
     ``compile_with`` is the first compile's (limits, flows, rate limits): a reloaded
@@ -65,7 +77,7 @@ def _reload(
 
     limits, flows, counters = compile_with
 
-    def load(paths: Sequence[Path]) -> Any:
+    def load(paths: Sequence[Path]) -> PolicySet:
         return compile_policies(tuple(str(p) for p in paths), limits, flows, counters)
 
     return GatewayReload(options.policies, load, watch=watch, allow_shrink=allow_shrink)
@@ -229,8 +241,54 @@ def gateway(
     **auth: Any,
 ) -> None:
     """Put policies in the path of MCP traffic between a client and its servers."""
-    from ..gateway import ConfigError, GatewayDecisionLog, load_config, options_from_flags
-    from ..server import AuthConfigError, token_from_env
+    options = _load_options(
+        config_path,
+        check,
+        paths=paths,
+        backends=backends,
+        interceptors=interceptor_servers,
+        side=side,
+        block_style=block_style,
+        expose_interceptors=expose_interceptors,
+        backend_timeout=backend_timeout,
+        on_backend_exit=on_backend_exit,
+        backend_env=backend_env,
+        pass_env=pass_env,
+        stateless=stateless,
+        decision_log=decision_log,
+        record=record,
+        log_payloads=log_payloads,
+        verbose=verbose,
+    )
+    _front(options, listen, auth_token_env)
+    _identity(options, auth, auth_token_env, principal_id, principal_roles)
+    options.sessions = _session_limits(
+        options.sessions, max_sessions, max_sessions_per_client, handshake_timeout
+    )
+    flow = _flow_flags(
+        options,
+        flow_store=flow_store,
+        flow_key_env=flow_key_env,
+        flow_ttl=flow_ttl,
+        flow_max_entries=flow_max_entries,
+        flow_max_sessions=flow_max_sessions,
+    )
+    _auth_token(options, auth_token_env)
+    _configure_logging(options.verbose)
+    flows = flow_runtime(**flow, flow_max_values=flow_max_values)
+    counters = rate_limit_runtime(flow["flow_store"], flows, limit_max_keys, limit_timeout)
+    _policies(
+        options, (flows, counters), flow["flow_store"], max_payload_bytes, watch, allow_shrink
+    )
+    decisions, recorder = _open_logs(options, decision_log_complete)
+    start_metrics_listener(metrics_listen)
+    _serve(options, decisions, recorder)
+
+
+def _load_options(config_path: str | None, check: bool, **flags: Any) -> GatewayOptions:
+    """The config file (or none) with the command line's flags over it; ``--check``
+    validates the file and exits."""
+    from ..gateway import ConfigError, load_config, options_from_flags
 
     if check and config_path is None:
         fail("--check needs --config FILE")
@@ -242,61 +300,66 @@ def gateway(
                 sys.exit(ExitCode.SUCCESS)
         else:
             options = options_from_flags()
-        options.merge_flags(
-            paths=paths,
-            backends=backends,
-            interceptors=interceptor_servers,
-            side=side,
-            block_style=block_style,
-            expose_interceptors=expose_interceptors,
-            backend_timeout=backend_timeout,
-            on_backend_exit=on_backend_exit,
-            backend_env=backend_env,
-            pass_env=pass_env,
-            stateless=stateless,
-            decision_log=decision_log,
-            record=record,
-            log_payloads=log_payloads,
-            verbose=verbose,
-        )
+        options.merge_flags(**flags)
     except ConfigError as exc:
         click.echo(str(exc), err=True)
         sys.exit(ExitCode.PROBLEMS if check or config_path else ExitCode.USAGE)
+    return options
+
+
+def _front(options: GatewayOptions, listen: str | None, auth_token_env: str | None) -> None:
+    """stdio or ``--http``, and the flags that need HTTP."""
     if not options.backends:
         fail("give at least one --backend NAME=COMMAND_OR_URL")
     if listen is not None:
         options.listen = parse_listen(listen)
     if options.listen is None and (auth_token_env or options.stateless):
         fail("--auth-token-env and --stateless need --http")
-    _identity(options, auth, auth_token_env, principal_id, principal_roles)
-    options.sessions = _session_limits(
-        options.sessions, max_sessions, max_sessions_per_client, handshake_timeout
-    )
-    flow_store = _flag_or(options.flow, "flow_store", flow_store)
-    flow_key_env = _flag_or(options.flow, "flow_key_env", flow_key_env)
-    flow_ttl = _flag_or(options.flow, "flow_ttl", flow_ttl)
-    flow_max_entries = _flag_or(options.flow, "flow_max_entries", flow_max_entries)
-    flow_max_sessions = _flag_or(options.flow, "flow_max_sessions", flow_max_sessions)
-    if options.stateless and not flow_key_env:
+
+
+def _flow_flags(options: GatewayOptions, **given: Any) -> dict[str, Any]:
+    """The ``--flow-*`` settings, flags over the config's ``[flow]``; ``--stateless``
+    needs the shared key."""
+    flow = {name: _flag_or(options.flow, name, value) for name, value in given.items()}
+    if options.stateless and not flow["flow_key_env"]:
         fail(
             "--stateless needs --flow-key-env: its session ids are signed with that key, "
             "and every replica must check them with the same one"
         )
+    return flow
+
+
+def _auth_token(options: GatewayOptions, auth_token_env: str | None) -> None:
+    from ..server import AuthConfigError, token_from_env
+
     if auth_token_env:
         try:
             options.auth_token = token_from_env(auth_token_env)
         except AuthConfigError as exc:
             fail(str(exc))
+
+
+def _configure_logging(verbose: bool) -> None:
+    """Logs to stderr; ``--verbose`` traces every message, else the libraries are quiet."""
     from ..server.log_text import configure_logging
 
-    configure_logging(logging.DEBUG if options.verbose else logging.INFO, "policyc gateway")
-    if not options.verbose:
+    configure_logging(logging.DEBUG if verbose else logging.INFO, "policyc gateway")
+    if not verbose:
         for noisy in ("mcp", "httpx", "httpx2", "uvicorn.access"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
-    flows = flow_runtime(
-        flow_store, flow_key_env, flow_ttl, flow_max_entries, flow_max_sessions, flow_max_values
-    )
-    counters = rate_limit_runtime(flow_store, flows, limit_max_keys, limit_timeout)
+
+
+def _policies(
+    options: GatewayOptions,
+    state: tuple[FlowRuntime, RateLimitRuntime],
+    flow_store: str | None,
+    max_payload_bytes: int,
+    watch: bool,
+    allow_shrink: bool,
+) -> None:
+    """Compile the policy files (if any) into the gateway's provider, with their reloader;
+    ``state`` is where flow rules and rate limits keep theirs."""
+    flows, counters = state
     options.max_payload_bytes = max_payload_bytes
     limits = Limits(max_bytes=max_payload_bytes)
     policy_set = (
@@ -324,7 +387,15 @@ def gateway(
     elif watch:
         fail("--watch needs policy files to watch")
     options.session_key = flows.fingerprinter
-    from ..gateway.decision_log import TrafficRecorder, observers
+
+
+def _open_logs(
+    options: GatewayOptions, complete: bool
+) -> tuple[GatewayDecisionLog | None, TrafficRecorder | None]:
+    """The decision log and the traffic record asked for (each or ``None``); SIGHUP
+    reopens them (``options.reopen``)."""
+    from ..gateway import GatewayDecisionLog
+    from ..gateway.decision_log import TrafficRecorder
     from ..server.decision_log import DecisionLogError
 
     try:
@@ -332,7 +403,7 @@ def gateway(
             GatewayDecisionLog.open(
                 options.decision_log,
                 include_payloads=options.log_payloads,
-                complete=decision_log_complete,
+                complete=complete,
             )
             if options.decision_log
             else None
@@ -340,7 +411,6 @@ def gateway(
         recorder = TrafficRecorder.open(options.record) if options.record else None
     except DecisionLogError as exc:
         fail(str(exc))
-    log = observers(decisions, recorder)
 
     def reopen() -> None:
         for opened in (decisions, recorder):
@@ -348,9 +418,19 @@ def gateway(
                 opened.reopen()
 
     options.reopen = reopen
-    start_metrics_listener(metrics_listen)
-    from ..gateway import run_gateway
+    return decisions, recorder
 
+
+def _serve(
+    options: GatewayOptions,
+    decisions: GatewayDecisionLog | None,
+    recorder: TrafficRecorder | None,
+) -> None:
+    """Run the gateway until it stops; exits 0, or 1 with why on stderr."""
+    from ..gateway import run_gateway
+    from ..gateway.decision_log import observers
+
+    log = observers(decisions, recorder)
     try:
         fatal = anyio.run(run_gateway, options, log)
     except KeyboardInterrupt:
@@ -371,7 +451,7 @@ def gateway(
 
 
 def _identity(
-    options: Any,
+    options: GatewayOptions,
     auth: dict[str, Any],
     auth_token_env: str | None,
     principal_id: str | None,

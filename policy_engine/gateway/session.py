@@ -10,22 +10,24 @@ A front without sessions (``shared``) multiplexes many callers into one
 session: it submits each request with the caller's own view of the chain,
 which the request's task carries (a context variable) into everything the
 request causes, such as the listing that learns what a filter hides.
+
+The session reads the client and answers its requests; its parts each do one
+job: :mod:`.routing` finds a request's backend (:mod:`.listing` fetches the
+lists that routing and filtering need), :mod:`.lifecycle` starts the backends,
+handshakes and restarts them, :mod:`.backend_traffic` carries what the
+backends send towards the client.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import anyio
 from anyio.abc import TaskGroup
-from mcp.server.connection import allowed_log_levels
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types import (
     LOG_LEVEL_META_KEY,
     PROTOCOL_VERSION_META_KEY,
@@ -38,47 +40,25 @@ from mcp_types import (
     RequestId,
 )
 
-from policy_engine.interception import (
-    LIST_CHANGED,
-    LISTS,
-    Forward,
-    Interception,
-    InterceptionSession,
-    Refuse,
-)
+from policy_engine.interception import Forward, Interception, InterceptionSession, Refuse
 from policy_engine.observability import metrics
-from policy_engine.server import EXTENSION_ID, INVOKE_METHODS, LIST_METHOD, InterceptorService
+from policy_engine.server import InterceptorService
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.constants import HANDSHAKE_METHODS
-from policy_engine.wire.errors import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    REQUEST_TIMEOUT,
-)
+from policy_engine.wire.errors import INTERNAL_ERROR
 
-from .backend import ORIGIN, Backend, BackendError, BackendSpec, describe
+from .backend import ORIGIN, BackendError, BackendSpec
+from .backend_traffic import BackendTraffic
 from .eras import is_modern, modern_result
-from .federation import (
-    CACHE_HINTS,
-    NAMED_LISTS,
-    URI_LISTS,
-    Routes,
-    merge_cache_hints,
-    merge_handshakes,
-    merge_named,
-    merge_uris,
-)
 from .handshakes import HandshakeCache
+from .lifecycle import HANDSHAKE_TIMEOUT_S as HANDSHAKE_TIMEOUT_S
+from .lifecycle import SessionBackends
+from .reply import Reply, error_reply
+from .routing import Router
+from .scope import SCOPE, OpenRequests, RequestScope
 
 logger = logging.getLogger("policyc.gateway")
 
-_MAX_PAGES = 100
-_BLOCKED = "Interceptor validation failed"
-HANDSHAKE_TIMEOUT_S = 30.0
-"""The least time a backend gets to answer its handshake: starting a server process can
-take far longer than any later request is allowed."""
 _DRAIN_S = 5.0
 
 
@@ -101,35 +81,6 @@ class SessionOptions:
     client can open); without it they start with the session."""
 
 
-@dataclass(frozen=True)
-class _RequestScope:
-    """What one client request brings that the session does not know: its caller's view
-    (filtered lists, flow session) and its 2026-07-28 envelope, for requests it causes."""
-
-    chain: InterceptionSession
-    envelope: dict[str, Any] | None
-
-
-_SCOPE: ContextVar[_RequestScope | None] = ContextVar("gateway_request", default=None)
-_CALL_LISTS = {kind.call: (method, kind.key) for method, kind in LISTS.items()}
-
-
-class BackendStartError(RuntimeError):
-    """A backend could not be started or reached when the session opened."""
-
-
-class _Reply:
-    __slots__ = ("error", "result")
-
-    def __init__(self, result: dict[str, Any] | None = None, error: ErrorData | None = None):
-        self.result = result
-        self.error = error
-
-
-def _error(err: InterceptorError) -> _Reply:
-    return _Reply(error=ErrorData(code=err.code, message=err.message, data=err.data))
-
-
 class GatewaySession:
     """Routes one client's traffic to its backends, with the chain on every message."""
 
@@ -137,44 +88,28 @@ class GatewaySession:
         self.options = options
         self.chain = InterceptionSession(interception, session_id=options.session_id)
         self._front = front_write
-        self.backends = {
-            spec.name: Backend(
-                spec,
-                on_request=self._backend_request,
-                on_notification=self._backend_notification,
-                on_exit=self._backend_exit,
-                errlog=options.errlog,
-            )
-            for spec in options.backends
-        }
-        self._order = list(self.backends.values())
-        self.federated = len(self._order) > 1
-        self.routes = Routes()
-        self._inflight: dict[RequestId, anyio.CancelScope] = {}
-        # progress token -> the client request it reports on (HTTP routes by it)
-        self._progress: dict[Any, RequestId] = {}
-        # 2026-07-28 requests that opted in to log messages -> their envelope
-        self._logging: dict[RequestId, dict[str, Any]] = {}
-        self._front_ids = itertools.count(1)
-        self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
-        self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
-        self._handshake: tuple[str, dict[str, Any] | None] | None = None
-        self._ready: dict[str, anyio.Event] = {
-            spec.name: anyio.Event() for spec in options.backends
-        }
-        self._started = False
-        self._start_failed = False
+        self._open = OpenRequests()
+        self.rootless: set[str] = set()
+        """Backends that asked for roots where no session stream can answer: refused."""
+        self._traffic = BackendTraffic(
+            self.chain,
+            self._open,
+            self._send_front,
+            back_channel=options.back_channel,
+            rootless=self.rootless,
+        )
+        self._backends = SessionBackends(
+            options, self._traffic.request, self._traffic.notification, self._open, self._stop
+        )
+        self._router = Router(self._backends, self.chain, options.service, self.rootless)
         self._tg: TaskGroup | None = None
         self._requests: TaskGroup | None = None
         self.ready = anyio.Event()
         """Set once the session reads requests and :meth:`submit` may be called."""
-        self.handshake_answered = anyio.Event()
+        self.handshake_answered = self._backends.handshake_answered
         self.initialized = anyio.Event()
         """Set when the client sends ``notifications/initialized``: the handshake is done."""
         self.fatal: str | None = None
-        self._learning: dict[tuple[int, str, str], anyio.Lock] = {}
-        self.rootless: set[str] = set()
-        """Backends that asked for roots where no session stream can answer: refused."""
 
     # the session's life
 
@@ -184,24 +119,20 @@ class GatewaySession:
             await self._run(front_read)
         finally:
             metrics.session_closed()
-            for backend in self._order:  # also when cancelled: ended, not down (readiness)
-                backend.close()
+            self._backends.close()  # also when cancelled: ended, not down (readiness)
 
     async def _run(self, front_read: Any) -> None:
         async with anyio.create_task_group() as tg:
-            self._tg = tg
+            self._tg = self._backends.tg = tg
             if self.options.handshakes is None:
-                await self._connect_all(ready=True)
+                await self._backends.connect_all(ready=True)
             async with anyio.create_task_group() as requests:
                 self._requests = requests
                 self.ready.set()
                 await self._read_front(front_read, requests)
-                with anyio.move_on_after(_DRAIN_S):
-                    while self._inflight:
-                        await anyio.sleep(0.01)
+                await self._open.drain(_DRAIN_S)
                 requests.cancel_scope.cancel()
-            for backend in self._order:
-                backend.close()
+            self._backends.close()
 
     async def _read_front(self, front_read: Any, requests: TaskGroup) -> None:
         """Every client message until the client leaves; an HTTP client's DELETE closes
@@ -213,38 +144,6 @@ class GatewaySession:
                 await self._client_message(item.message, requests)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
             logger.debug("the client closed the session")
-
-    async def _connect_all(self, *, ready: bool) -> None:
-        """Start every backend; ``ready``: requests may go to them at once (else only
-        once the caller has replayed the client's handshake to them)."""
-        assert self._tg is not None
-        self._started = True
-        for backend in self._order:
-            try:
-                await backend.connect(self._tg)
-            except Exception as err:
-                raise BackendStartError(
-                    f"backend {backend.name} could not be started: {describe(err)}"
-                ) from None
-            if ready:
-                self._ready[backend.name].set()
-
-    async def _start_late(self, initialized: Forward | None) -> None:
-        """The lazy start: the client finished its handshake, which the backends now get
-        (``initialized``: the notification as the chain passed it; ``None`` if refused)."""
-        try:
-            await self._connect_all(ready=False)
-            method, params = self._handshake or ("initialize", None)
-            for backend in self._order:
-                limit = max(backend.spec.timeout_s, HANDSHAKE_TIMEOUT_S)
-                await backend.request(method, params, timeout_s=limit)
-                if initialized is not None:
-                    await backend.notify("notifications/initialized", initialized.payload)
-                self._ready[backend.name].set()
-        except Exception as err:
-            self._start_failed = True
-            logger.error("the session's backends could not be started: %s", describe(err))
-            self._stop(f"backends could not be started: {describe(err)}")
 
     def _stop(self, reason: str) -> None:
         self.fatal = reason
@@ -259,7 +158,7 @@ class GatewaySession:
         if isinstance(message, JSONRPCRequest):
             logger.debug("client -> %s (id %s)", message.method, message.id)
             scope = anyio.CancelScope()
-            self._inflight[message.id] = scope
+            self._open.inflight[message.id] = scope
             if message.method in HANDSHAKE_METHODS:
                 # Inline, as the SDK does: nothing the client sends after the
                 # handshake (notifications/initialized first) may overtake it.
@@ -267,10 +166,7 @@ class GatewaySession:
             else:
                 requests.start_soon(self._serve_request, message, scope)
         elif isinstance(message, JSONRPCResponse | JSONRPCError):
-            waiting = self._awaiting.get(message.id) if message.id is not None else None
-            if waiting is not None:
-                waiting[1].append(message)
-                waiting[0].set()
+            self._traffic.client_answered(message)
         else:
             await self._client_notification(message)
 
@@ -278,11 +174,11 @@ class GatewaySession:
         logger.debug("client -> notification %s", message.method)
         params = message.params
         if message.method == "notifications/cancelled":
-            scope = self._inflight.get((params or {}).get("requestId"))  # type: ignore[arg-type]
+            scope = self._open.inflight.get((params or {}).get("requestId"))  # type: ignore[arg-type]
             if scope is not None:
                 scope.cancel()
             return
-        lazy = message.method == "notifications/initialized" and not self._started
+        lazy = message.method == "notifications/initialized" and not self._backends.started
         if message.method == "notifications/initialized":
             self.initialized.set()
         outcome = await self.chain.notification(
@@ -291,13 +187,15 @@ class GatewaySession:
         if isinstance(outcome, Refuse):
             logger.info("dropped client notification %s: blocked by policy", message.method)
         if lazy and self._tg is not None:
-            self._tg.start_soon(self._start_late, outcome if isinstance(outcome, Forward) else None)
+            self._tg.start_soon(
+                self._backends.start_late, outcome if isinstance(outcome, Forward) else None
+            )
             return
-        if self._start_failed and message.method == "notifications/initialized":
+        if self._backends.start_failed and message.method == "notifications/initialized":
             self._stop("the session's backends could not be started")
-        if isinstance(outcome, Refuse) or self._start_failed:
+        if isinstance(outcome, Refuse) or self._backends.start_failed:
             return
-        for backend in self._order:
+        for backend in self._backends.order:
             await backend.notify(message.method, outcome.payload)
 
     def submit(self, request: JSONRPCRequest, view: InterceptionSession) -> None:
@@ -305,35 +203,23 @@ class GatewaySession:
         with that caller's own view of the chain."""
         assert self._requests is not None, "submit before the session is ready"
         scope = anyio.CancelScope()
-        self._inflight[request.id] = scope
+        self._open.inflight[request.id] = scope
         self._requests.start_soon(self._serve_request, request, scope, view)
 
     def cancel(self, request_id: RequestId) -> None:
-        scope = self._inflight.get(request_id)
+        scope = self._open.inflight.get(request_id)
         if scope is not None:
             scope.cancel()
 
     async def open_handshake(self, params: dict[str, Any]) -> dict[str, Any]:
         """The gateway's own ``initialize`` with every backend, for a front whose clients
         share these connections; the (merged) result answers their handshakes."""
-        reply = await self._handshake_with("initialize", params)
-        for backend in self._order:
-            await backend.notify("notifications/initialized", None)
-        assert reply.result is not None
-        return reply.result
+        return await self._backends.open_handshake(params)
 
     async def settle(self) -> None:
-        """A ping to every backend: what a backend asks right after the handshake (its
-        roots) has arrived once the answer, which comes after it, has."""
-        for backend in self._order:
-            try:
-                await self._request(backend, "ping", None)
-            except (BackendError, InterceptorError) as err:
-                logger.warning("backend %s did not answer a ping: %s", backend.name, err)
-
-    def _chain(self) -> InterceptionSession:
-        scope = _SCOPE.get()
-        return scope.chain if scope is not None else self.chain
+        """A ping to every backend, so that what they ask right after the handshake
+        (their roots) has arrived."""
+        await self._backends.settle()
 
     async def _serve_request(
         self,
@@ -341,42 +227,28 @@ class GatewaySession:
         scope: anyio.CancelScope,
         view: InterceptionSession | None = None,
     ) -> None:
-        reply = _Reply(error=ErrorData(code=INTERNAL_ERROR, message="Internal error"))
+        reply = Reply(error=ErrorData(code=INTERNAL_ERROR, message="Internal error"))
         meta = (request.params or {}).get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if isinstance(token, str | int):
-            self._progress[token] = request.id
+            self._open.progress[token] = request.id
         envelope = None
         if isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta:
             envelope = {k: v for k, v in meta.items() if k != "progressToken"}
             if LOG_LEVEL_META_KEY in meta:
-                self._logging[request.id] = envelope
-        entered = _SCOPE.set(_RequestScope(view or self.chain, envelope))
+                self._open.logging[request.id] = envelope
+        entered = SCOPE.set(RequestScope(view or self.chain, envelope))
         origin = ORIGIN.set(request.id)
         with scope:
-            try:
-                reply = await self._handle(request.method, request.params)
-            except InterceptorError as err:
-                reply = _error(err)
-            except BackendError as err:
-                reply = _Reply(error=err.error)
-            except Exception as err:
-                logger.exception("gateway failed on %s", request.method)
-                reply = _Reply(
-                    error=ErrorData(
-                        code=INTERNAL_ERROR,
-                        message="Internal error",
-                        data={"reason": type(err).__name__},
-                    )
-                )
-        _SCOPE.reset(entered)
+            reply = await self._answer(request.method, request.params)
+        SCOPE.reset(entered)
         ORIGIN.reset(origin)
         if reply.result is not None and is_modern(request.params):
             reply.result = modern_result(request.method, reply.result)
-        self._inflight.pop(request.id, None)
-        self._logging.pop(request.id, None)
+        self._open.inflight.pop(request.id, None)
+        self._open.logging.pop(request.id, None)
         if token is not None:
-            self._progress.pop(token, None)
+            self._open.progress.pop(token, None)
         if scope.cancelled_caught:
             return  # the client cancelled it: MCP says it is not answered
         message: JSONRPCMessage
@@ -388,6 +260,26 @@ class GatewaySession:
             )
         await self._send_front(message)
 
+    async def _answer(self, method: str, params: dict[str, Any] | None) -> Reply:
+        """The reply to one client request: every failure is a JSON-RPC error."""
+        try:
+            if method in HANDSHAKE_METHODS:
+                return await self._backends.handshake_with(method, params)
+            return await self._router.handle(method, params)
+        except InterceptorError as err:
+            return error_reply(err)
+        except BackendError as err:
+            return Reply(error=err.error)
+        except Exception as err:
+            logger.exception("gateway failed on %s", method)
+            return Reply(
+                error=ErrorData(
+                    code=INTERNAL_ERROR,
+                    message="Internal error",
+                    data={"reason": type(err).__name__},
+                )
+            )
+
     async def _send_front(self, message: JSONRPCMessage, related: RequestId | None = None) -> None:
         """Write to the client; ``related`` names the client request a message belongs
         to, which the HTTP front needs to put it on that request's stream."""
@@ -398,456 +290,3 @@ class GatewaySession:
             await self._front.send(SessionMessage(message, metadata=metadata))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             logger.debug("client gone; dropped a message")
-
-    # routing
-
-    async def _handle(self, method: str, params: dict[str, Any] | None) -> _Reply:
-        if method in HANDSHAKE_METHODS:
-            return await self._handshake_with(method, params)
-        service = self.options.service
-        if service is not None and method == LIST_METHOD:
-            return _Reply(result=service.list(params))
-        if service is not None and method in INVOKE_METHODS:
-            return _Reply(result=await service.invoke(params))
-        if self.federated:
-            if method in NAMED_LISTS or method in URI_LISTS:
-                return await self._federated_list(method)
-            if method in ("logging/setLevel", "ping"):
-                replies = [await self._call(b, method, params) for b in self._order]
-                return next((r for r in replies if r.error is None), replies[0])
-            backend, params = await self._route(method, params)
-        else:
-            backend = self._order[0]
-        return await self._call(backend, method, params)
-
-    async def _call(self, backend: Backend, method: str, params: dict[str, Any] | None) -> _Reply:
-        chain = self._chain()
-        if backend.name in self.rootless:
-            return _Reply(error=_needs_roots(backend.name))
-        listing = _CALL_LISTS.get(method)
-        if listing is not None and chain.needs_listing(listing[0], backend.name):
-            refused = await self._learn_once(chain, backend, *listing)
-            if refused is not None:
-                return refused
-        outcome = await chain.client_request(method, params, server=backend.name)
-        if isinstance(outcome, Refuse):
-            return _refused(outcome)
-        result = await self._request(backend, method, outcome.payload)
-        answer = await chain.client_response(method, result, server=backend.name, request=params)
-        if isinstance(answer, Refuse):
-            return _refused(answer)
-        return _Reply(result=answer.payload)
-
-    async def _learn_once(
-        self, chain: InterceptionSession, backend: Backend, method: str, key: str
-    ) -> _Reply | None:
-        """:meth:`_learn`, once for calls that arrive together: the others wait for it
-        (a burst of first calls must not list every page once each)."""
-        slot = (id(chain), method, backend.name)
-        lock = self._learning.setdefault(slot, anyio.Lock())
-        try:
-            async with lock:
-                if not chain.needs_listing(method, backend.name):
-                    return None
-                return await self._learn(chain, backend, method, key)
-        finally:
-            if not lock.locked() and lock.statistics().tasks_waiting == 0:
-                self._learning.pop(slot, None)
-
-    async def _learn(
-        self, chain: InterceptionSession, backend: Backend, method: str, key: str
-    ) -> _Reply | None:
-        """List every page of ``method`` through the chain (resources: their templates
-        too) before a call it governs; a listing that fails refuses the call."""
-        _, failure = await self._whole_list(backend, method, key)
-        templates: list[Any] = []
-        if failure is None and method == "resources/list":
-            templates, failure = await self._whole_list(
-                backend, "resources/templates/list", "resourceTemplates"
-            )
-            error = failure.error if failure is not None else None
-            if error is not None and error.code == METHOD_NOT_FOUND:
-                templates, failure = [], None  # a backend without templates
-        if failure is None:
-            chain.listed(method, backend.name, _uri_templates(templates))
-            return None
-        error = failure.error
-        if error is not None and error.message == _BLOCKED:
-            return failure  # the policy refused the list itself: its own words
-        logger.warning("backend %s: %s failed; refused the call it governs", backend.name, method)
-        reason = f"the gateway could not list every page of {method} to check this call"
-        data = {"reason": reason, "listing": method, "server": backend.name}
-        return _Reply(error=ErrorData(code=INTERNAL_ERROR, message="Listing failed", data=data))
-
-    async def _request(
-        self,
-        backend: Backend,
-        method: str,
-        params: dict[str, Any] | None,
-        timeout_s: float | None = None,
-    ) -> dict[str, Any]:
-        ready = self._ready[backend.name]
-        if not ready.is_set():
-            with anyio.move_on_after(backend.spec.timeout_s):
-                await ready.wait()
-        if not backend.alive:
-            raise backend.unavailable("the backend is not running")
-        return await backend.request(method, params, timeout_s=timeout_s)
-
-    async def _route(
-        self, method: str, params: dict[str, Any] | None
-    ) -> tuple[Backend, dict[str, Any] | None]:
-        body = params or {}
-        if method in ("tools/call", "prompts/get"):
-            return await self._by_name(method, body, "name")
-        if method.startswith("resources/") and isinstance(body.get("uri"), str):
-            if not self.routes.resources:
-                await self._federated_list("resources/list")
-            owner = self.routes.resources.get(body["uri"])
-            return (self.backends[owner] if owner else self._order[0]), params
-        if method == "completion/complete":
-            ref = body.get("ref") or {}
-            if ref.get("type") == "ref/prompt" and isinstance(ref.get("name"), str):
-                backend, original = await self._lookup("prompts/get", ref["name"])
-                return backend, {**body, "ref": {**ref, "name": original}}
-            if isinstance(ref.get("uri"), str):
-                owner = self.routes.resources.get(ref["uri"])
-                return (self.backends[owner] if owner else self._order[0]), params
-        return self._order[0], params
-
-    async def _by_name(
-        self, method: str, body: dict[str, Any], key: str
-    ) -> tuple[Backend, dict[str, Any]]:
-        name = body.get(key)
-        if not isinstance(name, str):
-            raise InterceptorError(INVALID_PARAMS, "Invalid params", {"reason": f"missing {key}"})
-        backend, original = await self._lookup(method, name)
-        return backend, {**body, key: original}
-
-    async def _lookup(self, method: str, name: str) -> tuple[Backend, str]:
-        table = self.routes.table(method)
-        if name not in table:
-            await self._federated_list(
-                "tools/list" if method.startswith("tools/") else "prompts/list"
-            )
-        if name not in table:
-            noun = "tool" if method.startswith("tools/") else "prompt"
-            raise InterceptorError(
-                INVALID_PARAMS, f"Unknown {noun}", {"reason": f"no backend offers this {noun}"}
-            )
-        owner, original = table[name]
-        return self.backends[owner], original
-
-    async def _federated_list(self, method: str) -> _Reply:
-        """Every backend's whole list (all pages), each through the chain, merged.
-
-        A backend whose list fails is left out (and logged); a list the policy
-        refuses refuses the merged list; if every backend failed, the first
-        failure is the answer.
-        """
-        pages: list[tuple[str, dict[str, Any]]] = []
-        hints: list[dict[str, Any]] = []
-        failures: list[_Reply] = []
-        key = NAMED_LISTS.get(method) or URI_LISTS[method]
-        for backend in self._order:
-            hint: dict[str, Any] = {}
-            items, failure = await self._whole_list(backend, method, key, hint)
-            if failure is None:
-                pages.append((backend.name, {key: items}))
-                hints.append(hint)
-                continue
-            error = failure.error
-            if error is not None and error.message == _BLOCKED:
-                return failure
-            reason = error.message if error is not None else "no result"
-            logger.warning("backend %s left out of %s: %s", backend.name, method, reason)
-            failures.append(failure)
-        if not pages and failures:
-            return failures[0]
-        merge = merge_named if method in NAMED_LISTS else merge_uris
-        return _Reply(result={**merge(method, pages, self.routes), **merge_cache_hints(hints)})
-
-    async def _whole_list(
-        self, backend: Backend, method: str, key: str, hint: dict[str, Any] | None = None
-    ) -> tuple[list[Any], _Reply | None]:
-        """Every page of one backend's list; ``hint`` gets the last page's 2026 fields."""
-        items: list[Any] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            params: dict[str, Any] | None = {"cursor": cursor} if cursor else None
-            scope = _SCOPE.get()
-            if scope is not None and scope.envelope is not None:
-                params = {**(params or {}), "_meta": scope.envelope}  # 2026-07-28 asks one
-            try:
-                reply = await self._call(backend, method, params)
-            except InterceptorError as err:
-                return items, _error(err)
-            except BackendError as err:
-                return items, _Reply(error=err.error)
-            if reply.error is not None or reply.result is None:
-                return items, reply
-            items.extend(reply.result.get(key) or [])
-            if hint is not None:
-                hint.update({k: reply.result[k] for k in CACHE_HINTS if k in reply.result})
-            cursor = reply.result.get("nextCursor")
-            if not isinstance(cursor, str):
-                return items, None
-        logger.warning("backend %s: %s has more than %d pages", backend.name, method, _MAX_PAGES)
-        return items, None
-
-    async def _handshake_with(self, method: str, params: dict[str, Any] | None) -> _Reply:
-        if method == "initialize":
-            self._handshake = (method, params)
-        cache = self.options.handshakes
-        try:
-            if cache is not None and method == "initialize" and not self._started:
-                result = await cache.answer(params, lambda: self._learn_handshake(params))
-            else:
-                if not self._started:
-                    await self._connect_all(ready=True)
-                result = await self._backends_handshake(method, params)
-        except BackendStartError as err:
-            self._start_failed = True
-            raise InterceptorError(
-                INTERNAL_ERROR, "Backend unavailable", {"reason": str(err)}
-            ) from None
-        finally:
-            self.handshake_answered.set()
-        if self.options.expose_interceptors:
-            result = _advertise(result, self.options.interceptor_capability)
-        return _Reply(result=result)
-
-    async def _learn_handshake(self, params: dict[str, Any] | None) -> dict[str, Any]:
-        """The first session to ask for this version starts its backends to learn it."""
-        await self._connect_all(ready=True)
-        return await self._backends_handshake("initialize", params)
-
-    async def _backends_handshake(
-        self, method: str, params: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        results: dict[str, dict[str, Any]] = {}
-        for backend in self._order:
-            limit = max(backend.spec.timeout_s, HANDSHAKE_TIMEOUT_S)
-            results[backend.name] = await self._request(backend, method, params, limit)
-        return next(iter(results.values())) if not self.federated else merge_handshakes(results)
-
-    # backend -> gateway
-
-    async def _backend_request(self, backend: Backend, request: JSONRPCRequest) -> None:
-        logger.debug("%s -> %s (id %s)", backend.name, request.method, request.id)
-        method = request.method
-        if not self.options.back_channel:
-            if method == "roots/list":
-                # It would go on with the directories it was started with, not the client's.
-                logger.error("backend %s asks for roots; no client can give them", backend.name)
-                self.rootless.add(backend.name)
-            reason = f"the gateway has no session stream to the client (--stateless): {method}"
-            refusal = ErrorData(
-                code=INVALID_REQUEST, message="No back channel", data={"reason": reason}
-            )
-            await backend.answer(request.id, None, refusal)
-            return
-        outcome = await self.chain.server_request(method, request.params, server=backend.name)
-        if isinstance(outcome, Refuse):
-            await backend.answer(request.id, None, _refusal_error(outcome))
-            return
-        front_id = f"gw-{next(self._front_ids)}"
-        event = anyio.Event()
-        box: list[JSONRPCMessage] = []
-        self._awaiting[front_id] = (event, box)
-        scope = anyio.CancelScope()
-        self._s2c[(backend.name, request.id)] = (front_id, scope)
-        try:
-            with scope:
-                forwarded = _request(front_id, method, outcome.payload)
-                await self._send_front(forwarded, self._latest_request())
-                with anyio.move_on_after(backend.spec.timeout_s) as wait:
-                    await event.wait()
-                if wait.cancelled_caught:
-                    await self._send_front(_cancelled(front_id, "timed out in the gateway"))
-                    error = InterceptorError(
-                        REQUEST_TIMEOUT, "Client did not answer in time", {"server": backend.name}
-                    )
-                    await backend.answer(request.id, None, _error(error).error)
-                    return
-        finally:
-            self._awaiting.pop(front_id, None)
-            self._s2c.pop((backend.name, request.id), None)
-        if scope.cancelled_caught or not box:
-            return
-        answer = box[0]
-        if isinstance(answer, JSONRPCError):
-            await backend.answer(request.id, None, answer.error)
-            return
-        assert isinstance(answer, JSONRPCResponse)
-        checked = await self.chain.server_response(method, answer.result, server=backend.name)
-        if isinstance(checked, Refuse):
-            await backend.answer(request.id, None, _refusal_error(checked))
-        else:
-            await backend.answer(request.id, checked.payload, None)
-
-    async def _backend_notification(self, backend: Backend, message: JSONRPCNotification) -> None:
-        logger.debug("%s -> notification %s", backend.name, message.method)
-        params = message.params
-        if message.method == "notifications/cancelled":
-            found = self._s2c.get((backend.name, (params or {}).get("requestId")))  # type: ignore[arg-type]
-            if found is not None:
-                front_id, scope = found
-                scope.cancel()
-                await self._send_front(_cancelled(front_id, (params or {}).get("reason")))
-            return
-        changed = LIST_CHANGED.get(message.method)
-        if changed is not None:
-            self.chain.forget(changed)  # what the list hides and shows is learned anew
-        outcome = await self.chain.notification(
-            message.method, params, origin="server", server=backend.name
-        )
-        if isinstance(outcome, Refuse):
-            logger.info("dropped %s from %s: blocked by policy", message.method, backend.name)
-            return
-        payload = outcome.payload
-        if isinstance(payload, dict):
-            payload = _restore_subscription(backend, payload)
-        related = None
-        if message.method == "notifications/progress" and isinstance(payload, dict):
-            related = self._progress.get(payload.get("progressToken"))
-        elif message.method == "notifications/message" and isinstance(payload, dict):
-            related = self._log_request(backend, payload)
-        if payload is None:
-            forwarded = JSONRPCNotification.model_construct(jsonrpc="2.0", method=message.method)
-        else:
-            forwarded = JSONRPCNotification.model_construct(
-                jsonrpc="2.0", method=message.method, params=payload
-            )
-        await self._send_front(forwarded, related)
-
-    def _log_request(self, backend: Backend, payload: dict[str, Any]) -> RequestId | None:
-        """The client request a backend's log message belongs to, when that is certain:
-        the backend has one request open, its client opted in (2026-07-28's
-        ``io.modelcontextprotocol/logLevel``) at or below the message's level. A
-        sessionless front delivers it on that request's response (and drops the rest:
-        a guess could hand one caller another's log); a session stream carries all."""
-        origin = backend.sole_origin()
-        envelope = self._logging.get(origin) if origin is not None else None
-        if envelope is None:
-            return None
-        version = str(envelope.get(PROTOCOL_VERSION_META_KEY))
-        return origin if payload.get("level") in allowed_log_levels(version, envelope) else None
-
-    def _latest_request(self) -> RequestId | None:
-        """The newest client request still open: what a backend's request most likely serves.
-
-        The backend's own request does not say which client request caused it;
-        over HTTP it must ride on some open request's stream (or the GET stream).
-        """
-        return next(reversed(self._inflight), None)
-
-    async def _backend_exit(self, backend: Backend, reason: str) -> None:
-        spec = backend.spec
-        if spec.on_exit == "exit" or backend.restarts >= spec.max_restarts:
-            why = "configured to exit" if spec.on_exit == "exit" else "too many restarts"
-            logger.error(
-                "backend %s exited (%s); stopping the gateway (%s)", spec.name, reason, why
-            )
-            # Let the requests it failed send their errors before everything stops.
-            with anyio.move_on_after(1.0):
-                while self._inflight:
-                    await anyio.sleep(0.01)
-            self._stop(f"backend {spec.name} exited: {reason}")
-            return
-        backend.restarts += 1
-        metrics.backend_restarted(spec.name)
-        logger.warning(
-            "backend %s exited (%s); restarting (%d of %d)",
-            spec.name,
-            reason,
-            backend.restarts,
-            spec.max_restarts,
-        )
-        ready = anyio.Event()
-        self._ready[spec.name] = ready
-        try:
-            assert self._tg is not None
-            await backend.connect(self._tg)
-            if self._handshake is not None:
-                method, params = self._handshake
-                limit = max(spec.timeout_s, HANDSHAKE_TIMEOUT_S)
-                await backend.request(method, params, timeout_s=limit)
-                await backend.notify("notifications/initialized", None)
-            logger.warning("backend %s restarted", spec.name)
-        except Exception as err:
-            logger.error("backend %s could not be restarted: %s", spec.name, err)
-            self._stop(f"backend {spec.name} could not be restarted")
-        finally:
-            ready.set()
-
-
-def _uri_templates(templates: list[Any]) -> list[str]:
-    return [
-        t["uriTemplate"]
-        for t in templates
-        if isinstance(t, dict) and isinstance(t.get("uriTemplate"), str)
-    ]
-
-
-def _needs_roots(server: str) -> ErrorData:
-    reason = (
-        "this backend asks for the client's roots, which a gateway without a session "
-        "stream (--stateless) cannot give it; serve it from a stateful gateway"
-    )
-    data = {"reason": reason, "server": server}
-    return ErrorData(code=INVALID_REQUEST, message="Backend needs roots", data=data)
-
-
-def _restore_subscription(backend: Backend, params: dict[str, Any]) -> dict[str, Any]:
-    """A notification on a ``subscriptions/listen`` stream names the stream by its
-    request's id; the backend knows the gateway's id for it, the client its own."""
-    meta = params.get("_meta")
-    if not isinstance(meta, dict) or SUBSCRIPTION_ID_META_KEY not in meta:
-        return params
-    client_id = backend.origin_of(meta[SUBSCRIPTION_ID_META_KEY])
-    if client_id is None:
-        return params
-    return {**params, "_meta": {**meta, SUBSCRIPTION_ID_META_KEY: client_id}}
-
-
-def _request(request_id: RequestId, method: str, params: dict[str, Any] | None) -> JSONRPCRequest:
-    """A request as sent: without params when it had none (a ``"params": null`` is not
-    a request the TypeScript SDK accepts, so it would drop it)."""
-    if params is None:
-        return JSONRPCRequest.model_construct(jsonrpc="2.0", id=request_id, method=method)
-    return JSONRPCRequest.model_construct(
-        jsonrpc="2.0", id=request_id, method=method, params=params
-    )
-
-
-def _refused(refuse: Refuse) -> _Reply:
-    if refuse.result is not None:
-        return _Reply(result=refuse.result)
-    assert refuse.error is not None
-    return _error(refuse.error)
-
-
-def _refusal_error(refuse: Refuse) -> ErrorData:
-    err = refuse.error or InterceptorError(INVALID_PARAMS, "Interceptor validation failed")
-    reply = _error(err)
-    assert reply.error is not None
-    return reply.error
-
-
-def _cancelled(request_id: RequestId, reason: Any) -> JSONRPCNotification:
-    params: dict[str, Any] = {"requestId": request_id}
-    if isinstance(reason, str):
-        params["reason"] = reason
-    return JSONRPCNotification.model_construct(
-        jsonrpc="2.0", method="notifications/cancelled", params=params
-    )
-
-
-def _advertise(result: dict[str, Any], capability: dict[str, Any]) -> dict[str, Any]:
-    capabilities = dict(result.get("capabilities") or {})
-    for key in ("extensions", "experimental"):
-        section = dict(capabilities.get(key) or {})
-        section[EXTENSION_ID] = capability
-        capabilities[key] = section
-    return {**result, "capabilities": capabilities}
