@@ -6,7 +6,10 @@ page 2 of any list with an error, ``hang`` never answers page 2, ``slow`` answer
 after a second. ``fs`` is a
 file reader that behaves as the npm ``server-filesystem`` does with roots: it asks
 a client that declares roots for them, and otherwise (or when asking fails) serves
-DIR, the directory it was started with. Every page it is asked for, every call, get
+DIR, the directory it was started with; ``fs-lazy`` asks only when the first call
+comes, and answers that call once the roots are in (a request the client gets on
+that call's own stream, so no race with the client opening its stream for
+requests from the server). Every page it is asked for, every call, get
 and read it runs, and every roots answer it gets, is appended to LOG as a JSON line.
 """
 
@@ -79,7 +82,7 @@ def read_file(path: str) -> dict[str, Any]:
 
 def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     if method == "initialize":
-        if MODE == "fs" and "roots" in (params.get("capabilities") or {}):
+        if MODE.startswith("fs") and "roots" in (params.get("capabilities") or {}):
             ASKS_ROOTS.append(True)
         result = {
             "protocolVersion": params.get("protocolVersion"),
@@ -89,13 +92,13 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         return {"result": result}
     if method == "ping":
         return {"result": {}}
-    if MODE == "fs" and method == "tools/list":
+    if MODE.startswith("fs") and method == "tools/list":
         return {"result": FS_TOOLS}
     if method in PAGES:
         return page(method, params)
     if method == "tools/call":
         record({"call": params.get("name"), "arguments": params.get("arguments")})
-        if MODE == "fs":
+        if MODE.startswith("fs"):
             return {"result": read_file(str((params.get("arguments") or {}).get("path")))}
         return {"result": {"content": [{"type": "text", "text": f"ran {params.get('name')}"}]}}
     if method == "prompts/get":
@@ -110,6 +113,16 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
 
 ASKS_ROOTS: list[bool] = []
 
+WAITING: list[dict[str, Any]] = []  # fs-lazy: calls held until the roots are in
+ROOTS_ASKED: list[bool] = []
+
+
+def serve(message: dict[str, Any]) -> None:
+    reply = answer(message["method"], message.get("params") or {})
+    if reply is not None:
+        write({"id": message["id"], **reply})
+
+
 for line in sys.stdin:
     message = json.loads(line)
     method = message.get("method")
@@ -118,12 +131,21 @@ for line in sys.stdin:
         if roots:  # as server-filesystem: no roots, or an error, keeps DIR
             ALLOWED = [Path(root["uri"].removeprefix("file://")).resolve() for root in roots]
         record({"roots": message.get("result", {}).get("roots"), "error": "error" in message})
+        for held in WAITING:
+            serve(held)
+        WAITING.clear()
         continue
-    if method == "notifications/initialized" and ASKS_ROOTS:
+    if method == "notifications/initialized" and ASKS_ROOTS and MODE == "fs":
         write({"id": "roots-1", "method": "roots/list"})
         continue
     if "id" not in message:
         continue
-    reply = answer(method, message.get("params") or {})
-    if reply is not None:
-        write({"id": message["id"], **reply})
+    if MODE == "fs-lazy" and method == "tools/call" and ASKS_ROOTS and not ROOTS_ASKED:
+        ROOTS_ASKED.append(True)
+        WAITING.append(message)
+        write({"id": "roots-1", "method": "roots/list"})
+        continue
+    if WAITING:
+        WAITING.append(message)
+        continue
+    serve(message)
