@@ -59,6 +59,7 @@ CODES: dict[str, str] = {
     "W320": "rule shadowed by an earlier rule",
     "W321": "mutator change always overwritten",
     "W322": "deny list covered by an allow list",
+    "W323": "analysis stopped at its budget",
     "W330": "flow label remembered but never read",
     "W331": "server map without a flow rule",
     "W332": "flow rule names a server its validator does not map",

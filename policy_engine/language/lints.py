@@ -167,8 +167,8 @@ def lint_interceptor(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
     yield from lint_url_globs(interceptor)
 
 
-def lint(model: PolicySetModel) -> Iterator[Diagnostic]:
+def lint(model: PolicySetModel, max_analysis_steps: int) -> Iterator[Diagnostic]:
     for interceptor in model.interceptors:
         yield from lint_interceptor(interceptor)
     yield from lint_mutator_conflicts(model)
-    yield from analyze(model)
+    yield from analyze(model, max_analysis_steps)
