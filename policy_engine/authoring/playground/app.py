@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from ...language.limits import SourceLimits
 from ...wire.events import STANDARD_EVENTS
-from .evaluate import BadRequest, Explain, RunRequest, run
+from .evaluate import BadRequest, CheckOverdue, Explain, RunRequest, run
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_FILES = 20
@@ -71,7 +71,10 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     timeout_s: float = EVAL_TIMEOUT_S,
     limits: SourceLimits | None = None,
+    check_timeout_s: float | None = None,
 ) -> Starlette:
+    """The playground app; checking gets ``check_timeout_s`` (by default ``timeout_s``)."""
+    check_deadline = timeout_s if check_timeout_s is None else check_timeout_s
     allowed_hosts = LOOPBACK_NAMES | extra_hosts
     initial = files or example_policy()
 
@@ -120,9 +123,11 @@ def create_app(
             return _error(400, "bad_json", f"the body is not JSON ({type(exc).__name__})")
         try:
             parsed = RunRequest.from_json(body, max_files=MAX_FILES)
-            result = await run(parsed, explain, timeout_s, limits or SourceLimits())
+            result = await run(parsed, explain, timeout_s, limits or SourceLimits(), check_deadline)
         except BadRequest as exc:
             return _error(400, "bad_request", str(exc))
+        except CheckOverdue:
+            return _error(504, "timeout", f"checking took longer than {check_deadline} s")
         except TimeoutError:
             return _error(504, "timeout", f"evaluation took longer than {timeout_s} s")
         except Exception as exc:  # every request gets one JSON answer, never a traceback
