@@ -2,14 +2,17 @@
 
 Every request is answered from one check of the document's policy set
 (`policy_set.check_set`, what `policyc check` runs), cached until any text of
-the set changes. Diagnostics are published for every file of the set, so a
-duplicate name shows where it is, and re-published after a short quiet
-period while the user types.
+the set changes. Checks run on worker threads, never on the loop that reads
+requests, so a slow set never stalls answers about other documents; a check
+superseded by newer text before it starts is cancelled. Diagnostics are
+published for every file of the set, so a duplicate name shows where it is,
+and re-published after a short quiet period while the user types.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,8 @@ from .locate import Position
 from .policy_set import DiskCache, check_set, files_of, read_set, set_root, text_of
 
 DEBOUNCE_SECONDS = 0.25
+CHECK_WORKERS = 2
+"""Checks that may run at once; more wait, and a waiting one is dropped once superseded."""
 _SYMBOL_KINDS = {
     "validator": lsp.SymbolKind.Class,
     "mutator": lsp.SymbolKind.Class,
@@ -72,6 +77,8 @@ class PolicyLanguageServer(LanguageServer):
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._published: dict[str, dict[str, list[lsp.Diagnostic]]] = {}
         self._disk: DiskCache = {}
+        self._checks = concurrent.futures.ThreadPoolExecutor(CHECK_WORKERS, "policyc-check")
+        self._inflight: dict[str, tuple[dict[str, object], asyncio.Future[_Analysis]]] = {}
 
     # --- the policy set of a document -----------------------------------
 
@@ -80,41 +87,63 @@ class PolicyLanguageServer(LanguageServer):
         path = file_path(uri)
         return uri if path is None else str(set_root(path, self.roots))
 
-    def analysis(self, uri: str) -> _Analysis:
+    async def analysis(self, uri: str) -> _Analysis:
+        """The check of ``uri``'s set: cached, shared with a running one, or started afresh."""
+        while True:
+            key, given, uris = self._gather(uri)
+            inputs: dict[str, object] = {
+                name: (type(v).__name__, v.errno) if isinstance(v, OSError) else v
+                for name, v in given.items()
+            }
+            cached = self._cache.get(key)
+            if cached is not None and cached.inputs == inputs:
+                return cached
+            running = self._inflight.get(key)
+            if running is None or running[0] != inputs:
+                if running is not None:
+                    running[1].cancel()  # superseded: dropped if it has not started
+                texts = {name: text_of(v) for name, v in given.items()}
+                job = asyncio.get_running_loop().run_in_executor(
+                    self._checks, _checked, inputs, texts, given, uris
+                )
+                running = (inputs, job)
+                self._inflight[key] = running
+            try:
+                fresh = await asyncio.shield(running[1])
+            except asyncio.CancelledError:
+                if running[1].cancelled() and not _current_cancelled():
+                    continue  # a newer text superseded this check: check that one
+                raise
+            finally:
+                if self._inflight.get(key) is running and running[1].done():
+                    del self._inflight[key]
+            self._cache[key] = fresh
+            return fresh
+
+    def _gather(self, uri: str) -> tuple[str, dict[str, SourceInput], dict[str, str]]:
+        """The set's key, the text of each of its files, and each file's document URI."""
         key = self.set_key(uri)
         path = file_path(uri)
         if path is None:
-            given: dict[str, SourceInput] = {uri: self.workspace.get_text_document(uri).source}
-            uris = {uri: uri}
-        else:
-            open_texts: dict[Path, str] = {}
-            open_uris: dict[str, str] = {}
-            for open_uri, document in self.workspace.text_documents.items():
-                open_path = file_path(open_uri)
-                if open_path is not None:
-                    open_texts[open_path] = document.source
-                    open_uris[str(open_path)] = open_uri
-            files = files_of(Path(key), path)
-            if files.truncated:
-                self.window_log_message(
-                    lsp.LogMessageParams(
-                        type=lsp.MessageType.Warning,
-                        message=f"policyc: only the first {len(files.files)} files under {key}",
-                    )
+            return key, {uri: self.workspace.get_text_document(uri).source}, {uri: uri}
+        open_texts: dict[Path, str] = {}
+        open_uris: dict[str, str] = {}
+        for open_uri, document in self.workspace.text_documents.items():
+            open_path = file_path(open_uri)
+            if open_path is not None:
+                open_texts[open_path] = document.source
+                open_uris[str(open_path)] = open_uri
+        files = files_of(Path(key), path)
+        if files.truncated:
+            self.window_log_message(
+                lsp.LogMessageParams(
+                    type=lsp.MessageType.Warning,
+                    message=f"policyc: only the first {len(files.files)} files under {key}",
                 )
-            given = read_set(files, open_texts, self._disk)
-            uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in given}
-        inputs: dict[str, object] = {
-            name: (type(v).__name__, v.errno) if isinstance(v, OSError) else v
-            for name, v in given.items()
-        }
-        cached = self._cache.get(key)
-        if cached is not None and cached.inputs == inputs:
-            return cached
-        texts = {name: text_of(v) for name, v in given.items()}
-        fresh = _Analysis(inputs, texts, check_set(given), uris)
-        self._cache[key] = fresh
-        return fresh
+            )
+        given = read_set(files, open_texts, self._disk)
+        uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in given}
+        return key, given, uris
 
     def name_of(self, uri: str) -> str:
         """The file name the checker knows a document by (its spans carry it)."""
@@ -131,7 +160,7 @@ class PolicyLanguageServer(LanguageServer):
     async def _publish(self, uri: str, delay: float) -> None:
         await asyncio.sleep(delay)
         try:
-            self._publish_now(uri)
+            await self._publish_now(uri)
         except Exception as exc:  # a failed check must not kill the server or go unseen
             self.window_log_message(
                 lsp.LogMessageParams(
@@ -140,9 +169,9 @@ class PolicyLanguageServer(LanguageServer):
                 )
             )
 
-    def _publish_now(self, uri: str) -> None:
+    async def _publish_now(self, uri: str) -> None:
         key = self.set_key(uri)
-        found = self.analysis(uri)
+        found = await self.analysis(uri)
         by_file: dict[str, list[lsp.Diagnostic]] = {name: [] for name in found.sources}
         for d in found.result.diagnostics:
             text = found.sources.get(d.span.file)
@@ -220,9 +249,25 @@ def file_path(uri: str) -> Path | None:
     return Path(fs).resolve() if fs is not None else None
 
 
-def _document(ls: PolicyLanguageServer, uri: str) -> tuple[str, str, _Analysis]:
+def _checked(
+    inputs: dict[str, object],
+    texts: dict[str, str],
+    given: dict[str, SourceInput],
+    uris: dict[str, str],
+) -> _Analysis:
+    """One check, on a worker thread."""
+    return _Analysis(inputs, texts, check_set(given), uris)
+
+
+def _current_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+async def _document(ls: PolicyLanguageServer, uri: str) -> tuple[str, str, _Analysis]:
     """The document's file name, its text, and the analysis of its set."""
-    return ls.name_of(uri), ls.workspace.get_text_document(uri).source, ls.analysis(uri)
+    text = ls.workspace.get_text_document(uri).source
+    return ls.name_of(uri), text, await ls.analysis(uri)
 
 
 @server.feature(lsp.INITIALIZE)
@@ -286,8 +331,8 @@ async def did_close(ls: PolicyLanguageServer, params: lsp.DidCloseTextDocumentPa
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    name, text, found = _document(ls, params.text_document.uri)
+async def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    name, text, found = await _document(ls, params.text_document.uri)
     policy = found.file(name)
     if policy is None:
         return None
@@ -303,8 +348,10 @@ def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hover | N
 @server.feature(
     lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "$", " "])
 )
-def on_completion(ls: PolicyLanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList:
-    _, text, found = _document(ls, params.text_document.uri)
+async def on_completion(
+    ls: PolicyLanguageServer, params: lsp.CompletionParams
+) -> lsp.CompletionList:
+    _, text, found = await _document(ls, params.text_document.uri)
     at = ls.from_position(text, params.position)
     items = [
         lsp.CompletionItem(
@@ -319,8 +366,10 @@ def on_completion(ls: PolicyLanguageServer, params: lsp.CompletionParams) -> lsp
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-def on_definition(ls: PolicyLanguageServer, params: lsp.DefinitionParams) -> lsp.Location | None:
-    name, text, found = _document(ls, params.text_document.uri)
+async def on_definition(
+    ls: PolicyLanguageServer, params: lsp.DefinitionParams
+) -> lsp.Location | None:
+    name, text, found = await _document(ls, params.text_document.uri)
     policy = found.file(name)
     if policy is None:
         return None
@@ -334,10 +383,10 @@ def on_definition(ls: PolicyLanguageServer, params: lsp.DefinitionParams) -> lsp
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-def on_symbols(
+async def on_symbols(
     ls: PolicyLanguageServer, params: lsp.DocumentSymbolParams
 ) -> list[lsp.DocumentSymbol]:
-    name, text, found = _document(ls, params.text_document.uri)
+    name, text, found = await _document(ls, params.text_document.uri)
     policy = found.file(name)
     if policy is None:
         return []

@@ -378,3 +378,31 @@ async def test_a_file_that_is_not_utf8_gets_the_check_diagnostic(
     assert problem.code == "E011"
     assert problem.message.startswith("policy file `")
     assert "is not UTF-8 (byte 0xe9 at offset 5)" in problem.message
+
+
+async def test_a_slow_check_does_not_stall_other_requests(client: LanguageClient) -> None:
+    """Checking a large document runs off the main loop: another document is answered first.
+
+    On a loop that checks in place, the large set's diagnostics always came
+    before any answer sent after it was opened.
+    """
+    lines = [f'  deny if $.name == "n{i}" and $.arguments.a > {i} "m{i}"' for i in range(8000)]
+    big = "validator big {\n  on tools/call request\n" + "\n".join(lines) + "\n}\n"
+    big_uri, small_uri = "untitled:big.policy", "untitled:small.policy"
+    for uri, text in ((big_uri, big), (small_uri, DUPLICATE)):
+        client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                text_document=lsp.TextDocumentItem(
+                    uri=uri, language_id="policy", version=1, text=text
+                )
+            )
+        )
+    with anyio.fail_after(120):
+        symbols = await client.text_document_document_symbol_async(
+            lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=small_uri))
+        )
+    assert symbols is not None and [s.name for s in symbols] == ["guard"]
+    assert big_uri not in client.diagnostics
+    with anyio.fail_after(120):
+        while big_uri not in client.diagnostics:
+            await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
