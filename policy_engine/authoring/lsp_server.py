@@ -26,11 +26,11 @@ from ..language import ast
 from ..language.diagnostics import Diagnostic, Span
 from ..language.formatter import format_source
 from ..language.pipeline import CheckResult
-from ..language.sources import SourceInput
+from ..language.sources import SourceInput, read_sources
 from . import completion, hover, navigation
 from .fixes import suggestion
 from .locate import Position
-from .policy_set import DiskCache, check_set, files_of, read_set, set_root, text_of
+from .policy_set import LIMITS, DiskCache, check_set, files_of, read_set, set_root, text_of
 
 DEBOUNCE_SECONDS = 0.25
 CHECK_WORKERS = 2
@@ -125,7 +125,9 @@ class PolicyLanguageServer(LanguageServer):
         key = self.set_key(uri)
         path = file_path(uri)
         if path is None:
-            return key, {uri: self.workspace.get_text_document(uri).source}, {uri: uri}
+            return key, {uri: self.document_text(uri) or ""}, {uri: uri}
+        if uri not in self.workspace.text_documents and not self.in_workspace(path):
+            raise OutsideWorkspace(uri)
         open_texts: dict[Path, str] = {}
         open_uris: dict[str, str] = {}
         for open_uri, document in self.workspace.text_documents.items():
@@ -144,6 +146,47 @@ class PolicyLanguageServer(LanguageServer):
         given = read_set(files, open_texts, self._disk)
         uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in given}
         return key, given, uris
+
+    def document_text(self, uri: str) -> str | None:
+        """The text of an open document, else of a policy file under a workspace folder.
+
+        A request may name any URI; reading one that is not open is confined to
+        the workspace and capped like `policyc check` (``file:///dev/zero`` is
+        not read), and anything else has no text.
+        """
+        document = self.workspace.text_documents.get(uri)
+        if document is not None:
+            source: str = document.source
+            return source
+        path = file_path(uri)
+        if path is None or not self.in_workspace(path) or not path.is_file():
+            return None
+        (read,) = read_sources([path], LIMITS).values()
+        if not isinstance(read, bytes) or len(read) > LIMITS.max_file_bytes:
+            return None
+        return read.decode("utf-8-sig", "replace")
+
+    def in_workspace(self, path: Path) -> bool:
+        """Whether ``path`` lies under a workspace folder, the root or a configured set."""
+        folders = [file_path(f.uri) for f in self.workspace.folders.values()]
+        if self.workspace.root_path:
+            folders.append(Path(self.workspace.root_path).resolve())
+        folders.extend(self.roots)
+        return any(f is not None and (path == f or f in path.parents) for f in folders)
+
+    def forget(self, uri: str) -> None:
+        """Drop everything kept for a closed document that has no file (``untitled:``)."""
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        running = self._inflight.pop(uri, None)
+        if running is not None:
+            running[1].cancel()
+        self._cache.pop(uri, None)
+        if self._published.pop(uri, None) is not None:
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
 
     def name_of(self, uri: str) -> str:
         """The file name the checker knows a document by (its spans carry it)."""
@@ -264,9 +307,15 @@ def _current_cancelled() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-async def _document(ls: PolicyLanguageServer, uri: str) -> tuple[str, str, _Analysis]:
-    """The document's file name, its text, and the analysis of its set."""
-    text = ls.workspace.get_text_document(uri).source
+class OutsideWorkspace(LookupError):
+    """A request named a document that is neither open nor under a workspace folder."""
+
+
+async def _document(ls: PolicyLanguageServer, uri: str) -> tuple[str, str, _Analysis] | None:
+    """The document's file name, its text, and the analysis of its set; None if unreadable."""
+    text = ls.document_text(uri)
+    if text is None:
+        return None
     return ls.name_of(uri), text, await ls.analysis(uri)
 
 
@@ -327,12 +376,19 @@ async def did_save(ls: PolicyLanguageServer, params: lsp.DidSaveTextDocumentPara
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 async def did_close(ls: PolicyLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, 0)
+    uri = params.text_document.uri
+    if file_path(uri) is None:
+        ls.forget(uri)  # an untitled document is gone with its window
+        return
+    ls.schedule(uri, 0)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 async def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    name, text, found = await _document(ls, params.text_document.uri)
+    document = await _document(ls, params.text_document.uri)
+    if document is None:
+        return None
+    name, text, found = document
     policy = found.file(name)
     if policy is None:
         return None
@@ -351,7 +407,10 @@ async def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hov
 async def on_completion(
     ls: PolicyLanguageServer, params: lsp.CompletionParams
 ) -> lsp.CompletionList:
-    _, text, found = await _document(ls, params.text_document.uri)
+    document = await _document(ls, params.text_document.uri)
+    if document is None:
+        return lsp.CompletionList(is_incomplete=False, items=[])
+    _, text, found = document
     at = ls.from_position(text, params.position)
     items = [
         lsp.CompletionItem(
@@ -369,7 +428,10 @@ async def on_completion(
 async def on_definition(
     ls: PolicyLanguageServer, params: lsp.DefinitionParams
 ) -> lsp.Location | None:
-    name, text, found = await _document(ls, params.text_document.uri)
+    document = await _document(ls, params.text_document.uri)
+    if document is None:
+        return None
+    name, text, found = document
     policy = found.file(name)
     if policy is None:
         return None
@@ -386,7 +448,10 @@ async def on_definition(
 async def on_symbols(
     ls: PolicyLanguageServer, params: lsp.DocumentSymbolParams
 ) -> list[lsp.DocumentSymbol]:
-    name, text, found = await _document(ls, params.text_document.uri)
+    document = await _document(ls, params.text_document.uri)
+    if document is None:
+        return []
+    name, text, found = document
     policy = found.file(name)
     if policy is None:
         return []
@@ -406,7 +471,9 @@ async def on_symbols(
 def on_formatting(
     ls: PolicyLanguageServer, params: lsp.DocumentFormattingParams
 ) -> list[lsp.TextEdit] | None:
-    text = ls.workspace.get_text_document(params.text_document.uri).source
+    text = ls.document_text(params.text_document.uri)
+    if text is None:
+        return None
     outcome = format_source(text, ls.name_of(params.text_document.uri))
     if outcome.text is None or outcome.text == text:
         return None if outcome.text is None else []

@@ -406,3 +406,33 @@ async def test_a_slow_check_does_not_stall_other_requests(client: LanguageClient
     with anyio.fail_after(120):
         while big_uri not in client.diagnostics:
             await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+
+async def test_requests_read_only_workspace_files(
+    client: LanguageClient, workspace: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A request naming a file outside the workspace (a secret, `file:///dev/zero`) reads none."""
+    outside = tmp_path_factory.mktemp("outside") / "secret.policy"
+    outside.write_text(GUARD, encoding="utf-8")
+    for uri in (outside.as_uri(), (workspace / "guard.policy").as_uri()):
+        with anyio.fail_after(60):
+            symbols = await client.text_document_document_symbol_async(
+                lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+            )
+        names = [s.name for s in symbols or []]
+        assert names == ([] if uri == outside.as_uri() else ["TICKET", "guard", "blocked"]), uri
+
+
+async def test_a_closed_untitled_document_is_forgotten(client: LanguageClient) -> None:
+    """Closing an untitled document clears its diagnostics; nothing is kept for it."""
+    uri = "untitled:scratch.policy"
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="policy", version=1, text=GUARD)
+        )
+    )
+    await diagnostics_until(client, uri, lambda items: "E103" in codes(items))
+    client.text_document_did_close(
+        lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+    )
+    await diagnostics_until(client, uri, lambda items: not items)
