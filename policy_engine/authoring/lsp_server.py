@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import sys
+import threading
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -507,5 +511,61 @@ def on_code_action(ls: PolicyLanguageServer, params: lsp.CodeActionParams) -> li
     return actions
 
 
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""A JSON-RPC body the server reads; a 1 MiB policy sent with every character escaped fits."""
+MAX_HEADER_BYTES = 4096
+_DISCARD_CHUNK = 64 * 1024
+
+
+class _CappedReader(StdinAsyncReader):
+    """Stdin with a cap on each header line and body: a huge `Content-Length` is skipped.
+
+    pygls reads a body with one ``read(n)``, so a declared length of 10^17
+    bytes was a MemoryError that ended the server. Past the cap, the body is
+    read and dropped in small chunks and an empty object stands in for it
+    (pygls logs it as a message it cannot handle).
+    """
+
+    def readline(self) -> Awaitable[bytes]:
+        line: Awaitable[bytes] = self.loop.run_in_executor(
+            self.executor, self.stdin.readline, MAX_HEADER_BYTES
+        )
+        return line
+
+    def readexactly(self, n: int) -> Awaitable[bytes]:
+        body: Awaitable[bytes] = (
+            super().readexactly(n)
+            if n <= MAX_MESSAGE_BYTES
+            else self.loop.run_in_executor(self.executor, self._discard, n)
+        )
+        return body
+
+    def _discard(self, n: int) -> bytes:
+        while n > 0:
+            chunk = self.stdin.read(min(n, _DISCARD_CHUNK))
+            if not chunk:
+                return b""  # the client went away: pygls ends its loop
+            n -= len(chunk)
+        return b"{}"
+
+
 def run_stdio() -> None:
-    server.start_io()
+    """Serve on stdin/stdout as ``start_io`` does, through the capped reader."""
+    server._stop_event = threading.Event()
+    reader = _CappedReader(sys.stdin.buffer, server.thread_pool)
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    try:
+        asyncio.run(
+            run_async(
+                stop_event=server._stop_event,
+                reader=reader,
+                protocol=server.protocol,
+                error_handler=server.report_server_error,
+            )
+        )
+    except BrokenPipeError:
+        pass  # the editor went away
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()  # type: ignore[no-untyped-call]
