@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
+import re
 import sys
 import threading
 from collections.abc import Awaitable
@@ -21,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.exceptions import JsonRpcException, JsonRpcParseError
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -549,20 +552,67 @@ class _CappedReader(StdinAsyncReader):
         return b"{}"
 
 
+_CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
+
+
+async def _serve(stop: threading.Event, reader: _CappedReader) -> None:
+    """pygls' read loop, except that every request gets one answer, even a malformed one."""
+    length = 0
+    while not stop.is_set():
+        header = await reader.readline()
+        if not header:
+            break
+        if not length and (match := _CONTENT_LENGTH.fullmatch(header)):
+            length = int(match.group(1))
+        if length and not header.strip():
+            body = await reader.readexactly(length)
+            length = 0
+            if not body:
+                break
+            _handle(body)
+
+
+def _handle(body: bytes) -> None:
+    """Hand one message to pygls; a request it cannot take gets a JSON-RPC error back."""
+    protocol = server.protocol
+    try:
+        message = json.loads(body, object_hook=protocol.structure_message)
+    except Exception as exc:
+        error = exc if isinstance(exc, JsonRpcException) else JsonRpcParseError()
+        _refuse(body, error)
+        return
+    try:
+        protocol.handle_message(message)
+    except Exception as exc:  # pygls answers handler errors itself; this is its own failure
+        server.report_server_error(exc, JsonRpcException)
+
+
+def _refuse(body: bytes, error: JsonRpcException) -> None:
+    """Answer a request pygls could not read, naming its method only, never its params."""
+    try:
+        raw = json.loads(body)
+    except ValueError:
+        return  # not JSON: there is no id to answer
+    if not isinstance(raw, dict) or "method" not in raw or not isinstance(raw.get("id"), int | str):
+        return  # a notification or a response: nothing to answer
+    method = raw["method"] if isinstance(raw["method"], str) else None
+    server.protocol._send_response(
+        raw["id"],
+        error=lsp.ResponseError(
+            code=error.code,
+            message=error.message,
+            data={"method": method[:200] if method else None},
+        ),
+    )
+
+
 def run_stdio() -> None:
     """Serve on stdin/stdout as ``start_io`` does, through the capped reader."""
     server._stop_event = threading.Event()
     reader = _CappedReader(sys.stdin.buffer, server.thread_pool)
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
     try:
-        asyncio.run(
-            run_async(
-                stop_event=server._stop_event,
-                reader=reader,
-                protocol=server.protocol,
-                error_handler=server.report_server_error,
-            )
-        )
+        asyncio.run(_serve(server._stop_event, reader))
     except BrokenPipeError:
         pass  # the editor went away
     except (KeyboardInterrupt, SystemExit):
