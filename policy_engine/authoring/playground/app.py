@@ -63,6 +63,18 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status, headers=_HEADERS)
 
 
+def _encodable(body: object) -> bool:
+    """Whether the body is valid Unicode: JSON may spell a lone surrogate, UTF-8 cannot hold it.
+
+    Checked before anything else, so no answer that quotes the text fails to encode (a 500).
+    """
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def create_app(
     files: dict[str, str],
     *,
@@ -121,6 +133,8 @@ def create_app(
             body = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             return _error(400, "bad_json", f"the body is not JSON ({type(exc).__name__})")
+        if not _encodable(body):
+            return _error(400, "bad_json", "the body has a lone surrogate (`\\ud800`-`\\udfff`)")
         try:
             parsed = RunRequest.from_json(body, max_files=MAX_FILES)
             result = await run(parsed, explain, timeout_s, limits or SourceLimits(), check_deadline)
