@@ -57,6 +57,7 @@ CODES: dict[str, str] = {
     "W310": "hidden character in the source",
     "W311": "glob over URLs lets other hosts through",
     "W312": "brace in a message is not a placeholder",
+    "W313": "quantifier over a context reference",
     "W320": "rule shadowed by an earlier rule",
     "W321": "mutator change always overwritten",
     "W322": "deny list covered by an allow list",

@@ -8,6 +8,7 @@ from ..wire.events import event_matches
 from . import ast
 from .analysis import analyze
 from .check_messages import lint_message_placeholders
+from .check_quantifiers import lint_context_quantifiers
 from .check_url_globs import lint_url_globs
 from .diagnostics import Diagnostic
 from .model import PolicySetModel, ResolvedInterceptor
@@ -167,6 +168,7 @@ def lint_interceptor(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
     yield from lint_validator_cannot_block(interceptor)
     yield from lint_url_globs(interceptor)
     yield from lint_message_placeholders(interceptor)
+    yield from lint_context_quantifiers(interceptor)
 
 
 def lint(model: PolicySetModel, max_analysis_steps: int) -> Iterator[Diagnostic]:
