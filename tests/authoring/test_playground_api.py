@@ -217,7 +217,7 @@ async def test_a_flow_rule_without_a_session_judges_the_message_not_its_lack(
 
 async def test_checking_is_bounded_in_time() -> None:
     """A set that takes long to check gets a 504 at the deadline, not a minutes-long wait."""
-    app = create_app({}, timeout_s=0.05)
+    app = create_app({}, check_timeout_s=0.05)
     transport = httpx2.ASGITransport(app=app)
     lines = [f'  deny if $.name == "n{i}" and $.arguments.a > {i} "m{i}"' for i in range(3000)]
     policy = "validator v {\n  on tools/call request\n" + "\n".join(lines) + "\n}\n"

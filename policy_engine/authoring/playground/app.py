@@ -27,6 +27,9 @@ from .evaluate import BadRequest, CheckOverdue, Explain, RunRequest, run
 MAX_BODY_BYTES = 1024 * 1024
 MAX_FILES = 20
 EVAL_TIMEOUT_S = 2.0
+CHECK_TIMEOUT_S = 10.0
+"""Checking a set at the source limits ends within seconds (the analyses have a budget);
+past this the page gets a 504 at once instead of waiting."""
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
 _STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -85,8 +88,8 @@ def create_app(
     limits: SourceLimits | None = None,
     check_timeout_s: float | None = None,
 ) -> Starlette:
-    """The playground app; checking gets ``check_timeout_s`` (by default ``timeout_s``)."""
-    check_deadline = timeout_s if check_timeout_s is None else check_timeout_s
+    """The playground app; evaluation gets ``timeout_s``, checking ``check_timeout_s``."""
+    check_deadline = CHECK_TIMEOUT_S if check_timeout_s is None else check_timeout_s
     allowed_hosts = LOOPBACK_NAMES | extra_hosts
     initial = files or example_policy()
 
