@@ -2,19 +2,29 @@
 
 Every request is answered from one check of the document's policy set
 (`policy_set.check_set`, what `policyc check` runs), cached until any text of
-the set changes. Diagnostics are published for every file of the set, so a
-duplicate name shows where it is, and re-published after a short quiet
-period while the user types.
+the set changes. Checks run on worker threads, never on the loop that reads
+requests, so a slow set never stalls answers about other documents; a check
+superseded by newer text before it starts is cancelled. Diagnostics are
+published for every file of the set, so a duplicate name shows where it is,
+and re-published after a short quiet period while the user types.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import json
+import re
+import sys
+import threading
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcParseError
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -23,13 +33,15 @@ from ..language import ast
 from ..language.diagnostics import Diagnostic, Span
 from ..language.formatter import format_source
 from ..language.pipeline import CheckResult
-from ..language.sources import SourceInput
+from ..language.sources import SourceInput, read_sources
 from . import completion, hover, navigation
 from .fixes import suggestion
 from .locate import Position
-from .policy_set import DiskCache, check_set, files_of, read_set, set_root, text_of
+from .policy_set import LIMITS, DiskCache, check_set, files_of, read_set, set_root, text_of
 
 DEBOUNCE_SECONDS = 0.25
+CHECK_WORKERS = 2
+"""Checks that may run at once; more wait, and a waiting one is dropped once superseded."""
 _SYMBOL_KINDS = {
     "validator": lsp.SymbolKind.Class,
     "mutator": lsp.SymbolKind.Class,
@@ -72,6 +84,8 @@ class PolicyLanguageServer(LanguageServer):
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._published: dict[str, dict[str, list[lsp.Diagnostic]]] = {}
         self._disk: DiskCache = {}
+        self._checks = concurrent.futures.ThreadPoolExecutor(CHECK_WORKERS, "policyc-check")
+        self._inflight: dict[str, tuple[dict[str, object], asyncio.Future[_Analysis]]] = {}
 
     # --- the policy set of a document -----------------------------------
 
@@ -80,41 +94,106 @@ class PolicyLanguageServer(LanguageServer):
         path = file_path(uri)
         return uri if path is None else str(set_root(path, self.roots))
 
-    def analysis(self, uri: str) -> _Analysis:
+    async def analysis(self, uri: str) -> _Analysis:
+        """The check of ``uri``'s set: cached, shared with a running one, or started afresh."""
+        while True:
+            key, given, uris = self._gather(uri)
+            inputs: dict[str, object] = {
+                name: (type(v).__name__, v.errno) if isinstance(v, OSError) else v
+                for name, v in given.items()
+            }
+            cached = self._cache.get(key)
+            if cached is not None and cached.inputs == inputs:
+                return cached
+            running = self._inflight.get(key)
+            if running is None or running[0] != inputs:
+                if running is not None:
+                    running[1].cancel()  # superseded: dropped if it has not started
+                texts = {name: text_of(v) for name, v in given.items()}
+                job = asyncio.get_running_loop().run_in_executor(
+                    self._checks, _checked, inputs, texts, given, uris
+                )
+                running = (inputs, job)
+                self._inflight[key] = running
+            try:
+                fresh = await asyncio.shield(running[1])
+            except asyncio.CancelledError:
+                if running[1].cancelled() and not _current_cancelled():
+                    continue  # a newer text superseded this check: check that one
+                raise
+            finally:
+                if self._inflight.get(key) is running and running[1].done():
+                    del self._inflight[key]
+            self._cache[key] = fresh
+            return fresh
+
+    def _gather(self, uri: str) -> tuple[str, dict[str, SourceInput], dict[str, str]]:
+        """The set's key, the text of each of its files, and each file's document URI."""
         key = self.set_key(uri)
         path = file_path(uri)
         if path is None:
-            given: dict[str, SourceInput] = {uri: self.workspace.get_text_document(uri).source}
-            uris = {uri: uri}
-        else:
-            open_texts: dict[Path, str] = {}
-            open_uris: dict[str, str] = {}
-            for open_uri, document in self.workspace.text_documents.items():
-                open_path = file_path(open_uri)
-                if open_path is not None:
-                    open_texts[open_path] = document.source
-                    open_uris[str(open_path)] = open_uri
-            files = files_of(Path(key), path)
-            if files.truncated:
-                self.window_log_message(
-                    lsp.LogMessageParams(
-                        type=lsp.MessageType.Warning,
-                        message=f"policyc: only the first {len(files.files)} files under {key}",
-                    )
+            return key, {uri: self.document_text(uri) or ""}, {uri: uri}
+        if uri not in self.workspace.text_documents and not self.in_workspace(path):
+            raise OutsideWorkspace(uri)
+        open_texts: dict[Path, str] = {}
+        open_uris: dict[str, str] = {}
+        for open_uri, document in self.workspace.text_documents.items():
+            open_path = file_path(open_uri)
+            if open_path is not None:
+                open_texts[open_path] = document.source
+                open_uris[str(open_path)] = open_uri
+        files = files_of(Path(key), path)
+        if files.truncated:
+            self.window_log_message(
+                lsp.LogMessageParams(
+                    type=lsp.MessageType.Warning,
+                    message=f"policyc: only the first {len(files.files)} files under {key}",
                 )
-            given = read_set(files, open_texts, self._disk)
-            uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in given}
-        inputs: dict[str, object] = {
-            name: (type(v).__name__, v.errno) if isinstance(v, OSError) else v
-            for name, v in given.items()
-        }
-        cached = self._cache.get(key)
-        if cached is not None and cached.inputs == inputs:
-            return cached
-        texts = {name: text_of(v) for name, v in given.items()}
-        fresh = _Analysis(inputs, texts, check_set(given), uris)
-        self._cache[key] = fresh
-        return fresh
+            )
+        given = read_set(files, open_texts, self._disk)
+        uris = {name: open_uris.get(name) or from_fs_path(name) or name for name in given}
+        return key, given, uris
+
+    def document_text(self, uri: str) -> str | None:
+        """The text of an open document, else of a policy file under a workspace folder.
+
+        A request may name any URI; reading one that is not open is confined to
+        the workspace and capped like `policyc check` (``file:///dev/zero`` is
+        not read), and anything else has no text.
+        """
+        document = self.workspace.text_documents.get(uri)
+        if document is not None:
+            source: str = document.source
+            return source
+        path = file_path(uri)
+        if path is None or not self.in_workspace(path) or not path.is_file():
+            return None
+        (read,) = read_sources([path], LIMITS).values()
+        if not isinstance(read, bytes) or len(read) > LIMITS.max_file_bytes:
+            return None
+        return read.decode("utf-8-sig", "replace")
+
+    def in_workspace(self, path: Path) -> bool:
+        """Whether ``path`` lies under a workspace folder, the root or a configured set."""
+        folders = [file_path(f.uri) for f in self.workspace.folders.values()]
+        if self.workspace.root_path:
+            folders.append(Path(self.workspace.root_path).resolve())
+        folders.extend(self.roots)
+        return any(f is not None and (path == f or f in path.parents) for f in folders)
+
+    def forget(self, uri: str) -> None:
+        """Drop everything kept for a closed document that has no file (``untitled:``)."""
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        running = self._inflight.pop(uri, None)
+        if running is not None:
+            running[1].cancel()
+        self._cache.pop(uri, None)
+        if self._published.pop(uri, None) is not None:
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
 
     def name_of(self, uri: str) -> str:
         """The file name the checker knows a document by (its spans carry it)."""
@@ -131,7 +210,7 @@ class PolicyLanguageServer(LanguageServer):
     async def _publish(self, uri: str, delay: float) -> None:
         await asyncio.sleep(delay)
         try:
-            self._publish_now(uri)
+            await self._publish_now(uri)
         except Exception as exc:  # a failed check must not kill the server or go unseen
             self.window_log_message(
                 lsp.LogMessageParams(
@@ -140,9 +219,9 @@ class PolicyLanguageServer(LanguageServer):
                 )
             )
 
-    def _publish_now(self, uri: str) -> None:
+    async def _publish_now(self, uri: str) -> None:
         key = self.set_key(uri)
-        found = self.analysis(uri)
+        found = await self.analysis(uri)
         by_file: dict[str, list[lsp.Diagnostic]] = {name: [] for name in found.sources}
         for d in found.result.diagnostics:
             text = found.sources.get(d.span.file)
@@ -220,9 +299,31 @@ def file_path(uri: str) -> Path | None:
     return Path(fs).resolve() if fs is not None else None
 
 
-def _document(ls: PolicyLanguageServer, uri: str) -> tuple[str, str, _Analysis]:
-    """The document's file name, its text, and the analysis of its set."""
-    return ls.name_of(uri), ls.workspace.get_text_document(uri).source, ls.analysis(uri)
+def _checked(
+    inputs: dict[str, object],
+    texts: dict[str, str],
+    given: dict[str, SourceInput],
+    uris: dict[str, str],
+) -> _Analysis:
+    """One check, on a worker thread."""
+    return _Analysis(inputs, texts, check_set(given), uris)
+
+
+def _current_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+class OutsideWorkspace(LookupError):
+    """A request named a document that is neither open nor under a workspace folder."""
+
+
+async def _document(ls: PolicyLanguageServer, uri: str) -> tuple[str, str, _Analysis] | None:
+    """The document's file name, its text, and the analysis of its set; None if unreadable."""
+    text = ls.document_text(uri)
+    if text is None:
+        return None
+    return ls.name_of(uri), text, await ls.analysis(uri)
 
 
 @server.feature(lsp.INITIALIZE)
@@ -282,12 +383,19 @@ async def did_save(ls: PolicyLanguageServer, params: lsp.DidSaveTextDocumentPara
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 async def did_close(ls: PolicyLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, 0)
+    uri = params.text_document.uri
+    if file_path(uri) is None:
+        ls.forget(uri)  # an untitled document is gone with its window
+        return
+    ls.schedule(uri, 0)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    name, text, found = _document(ls, params.text_document.uri)
+async def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    document = await _document(ls, params.text_document.uri)
+    if document is None:
+        return None
+    name, text, found = document
     policy = found.file(name)
     if policy is None:
         return None
@@ -303,8 +411,13 @@ def on_hover(ls: PolicyLanguageServer, params: lsp.HoverParams) -> lsp.Hover | N
 @server.feature(
     lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "$", " "])
 )
-def on_completion(ls: PolicyLanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList:
-    _, text, found = _document(ls, params.text_document.uri)
+async def on_completion(
+    ls: PolicyLanguageServer, params: lsp.CompletionParams
+) -> lsp.CompletionList:
+    document = await _document(ls, params.text_document.uri)
+    if document is None:
+        return lsp.CompletionList(is_incomplete=False, items=[])
+    _, text, found = document
     at = ls.from_position(text, params.position)
     items = [
         lsp.CompletionItem(
@@ -319,8 +432,13 @@ def on_completion(ls: PolicyLanguageServer, params: lsp.CompletionParams) -> lsp
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-def on_definition(ls: PolicyLanguageServer, params: lsp.DefinitionParams) -> lsp.Location | None:
-    name, text, found = _document(ls, params.text_document.uri)
+async def on_definition(
+    ls: PolicyLanguageServer, params: lsp.DefinitionParams
+) -> lsp.Location | None:
+    document = await _document(ls, params.text_document.uri)
+    if document is None:
+        return None
+    name, text, found = document
     policy = found.file(name)
     if policy is None:
         return None
@@ -334,10 +452,13 @@ def on_definition(ls: PolicyLanguageServer, params: lsp.DefinitionParams) -> lsp
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-def on_symbols(
+async def on_symbols(
     ls: PolicyLanguageServer, params: lsp.DocumentSymbolParams
 ) -> list[lsp.DocumentSymbol]:
-    name, text, found = _document(ls, params.text_document.uri)
+    document = await _document(ls, params.text_document.uri)
+    if document is None:
+        return []
+    name, text, found = document
     policy = found.file(name)
     if policy is None:
         return []
@@ -357,7 +478,9 @@ def on_symbols(
 def on_formatting(
     ls: PolicyLanguageServer, params: lsp.DocumentFormattingParams
 ) -> list[lsp.TextEdit] | None:
-    text = ls.workspace.get_text_document(params.text_document.uri).source
+    text = ls.document_text(params.text_document.uri)
+    if text is None:
+        return None
     outcome = format_source(text, ls.name_of(params.text_document.uri))
     if outcome.text is None or outcome.text == text:
         return None if outcome.text is None else []
@@ -391,5 +514,108 @@ def on_code_action(ls: PolicyLanguageServer, params: lsp.CodeActionParams) -> li
     return actions
 
 
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""A JSON-RPC body the server reads; a 1 MiB policy sent with every character escaped fits."""
+MAX_HEADER_BYTES = 4096
+_DISCARD_CHUNK = 64 * 1024
+
+
+class _CappedReader(StdinAsyncReader):
+    """Stdin with a cap on each header line and body: a huge `Content-Length` is skipped.
+
+    pygls reads a body with one ``read(n)``, so a declared length of 10^17
+    bytes was a MemoryError that ended the server. Past the cap, the body is
+    read and dropped in small chunks and an empty object stands in for it
+    (pygls logs it as a message it cannot handle).
+    """
+
+    def readline(self) -> Awaitable[bytes]:
+        line: Awaitable[bytes] = self.loop.run_in_executor(
+            self.executor, self.stdin.readline, MAX_HEADER_BYTES
+        )
+        return line
+
+    def readexactly(self, n: int) -> Awaitable[bytes]:
+        body: Awaitable[bytes] = (
+            super().readexactly(n)
+            if n <= MAX_MESSAGE_BYTES
+            else self.loop.run_in_executor(self.executor, self._discard, n)
+        )
+        return body
+
+    def _discard(self, n: int) -> bytes:
+        while n > 0:
+            chunk = self.stdin.read(min(n, _DISCARD_CHUNK))
+            if not chunk:
+                return b""  # the client went away: pygls ends its loop
+            n -= len(chunk)
+        return b"{}"
+
+
+_CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
+
+
+async def _serve(stop: threading.Event, reader: _CappedReader) -> None:
+    """pygls' read loop, except that every request gets one answer, even a malformed one."""
+    length = 0
+    while not stop.is_set():
+        header = await reader.readline()
+        if not header:
+            break
+        if not length and (match := _CONTENT_LENGTH.fullmatch(header)):
+            length = int(match.group(1))
+        if length and not header.strip():
+            body = await reader.readexactly(length)
+            length = 0
+            if not body:
+                break
+            _handle(body)
+
+
+def _handle(body: bytes) -> None:
+    """Hand one message to pygls; a request it cannot take gets a JSON-RPC error back."""
+    protocol = server.protocol
+    try:
+        message = json.loads(body, object_hook=protocol.structure_message)
+    except Exception as exc:
+        error = exc if isinstance(exc, JsonRpcException) else JsonRpcParseError()
+        _refuse(body, error)
+        return
+    try:
+        protocol.handle_message(message)
+    except Exception as exc:  # pygls answers handler errors itself; this is its own failure
+        server.report_server_error(exc, JsonRpcException)
+
+
+def _refuse(body: bytes, error: JsonRpcException) -> None:
+    """Answer a request pygls could not read, naming its method only, never its params."""
+    try:
+        raw = json.loads(body)
+    except ValueError:
+        return  # not JSON: there is no id to answer
+    if not isinstance(raw, dict) or "method" not in raw or not isinstance(raw.get("id"), int | str):
+        return  # a notification or a response: nothing to answer
+    method = raw["method"] if isinstance(raw["method"], str) else None
+    server.protocol._send_response(
+        raw["id"],
+        error=lsp.ResponseError(
+            code=error.code,
+            message=error.message,
+            data={"method": method[:200] if method else None},
+        ),
+    )
+
+
 def run_stdio() -> None:
-    server.start_io()
+    """Serve on stdin/stdout as ``start_io`` does, through the capped reader."""
+    server._stop_event = threading.Event()
+    reader = _CappedReader(sys.stdin.buffer, server.thread_pool)
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    try:
+        asyncio.run(_serve(server._stop_event, reader))
+    except BrokenPipeError:
+        pass  # the editor went away
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()  # type: ignore[no-untyped-call]

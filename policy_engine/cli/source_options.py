@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from ..language.limits import (
+    DEFAULT_MAX_ANALYSIS_STEPS,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_NESTING,
     DEFAULT_MAX_RULES,
@@ -29,8 +30,16 @@ def _remember(ctx: click.Context, param: click.Parameter, value: int) -> int:
 
 
 def source_limit_options(command: F) -> F:
-    """`--max-policy-bytes`, `--max-rules`, `--max-nesting`: what checking policies may cost."""
+    """`--max-policy-bytes`, `--max-rules`, `--max-nesting`, `--max-analysis-steps`:
+    what checking policies may cost."""
     for name, field_name, default, ceiling, text in (
+        (
+            "--max-analysis-steps",
+            "max_analysis_steps",
+            DEFAULT_MAX_ANALYSIS_STEPS,
+            None,
+            "Stop the rule analyses (W301-W322) after this many comparisons (W323).",
+        ),
         (
             "--max-nesting",
             "max_nesting",

@@ -8,7 +8,10 @@ hang CI.
 
 from __future__ import annotations
 
+import logging
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -30,7 +33,7 @@ async def fetch_tools(server: str, timeout_s: float = FETCH_TIMEOUT_S) -> dict[s
             raise ValueError("an empty --server command")
         target = StdioServerParameters(command=argv[0], args=argv[1:])
     tools: list[dict[str, Any]] = []
-    with anyio.fail_after(timeout_s):
+    with anyio.fail_after(timeout_s), anyio.CancelScope() as scope, _sdk_errors(scope) as failed:
         async with Client(target) as client:
             cursor: str | None = None
             for _ in range(MAX_PAGES):
@@ -39,4 +42,36 @@ async def fetch_tools(server: str, timeout_s: float = FETCH_TIMEOUT_S) -> dict[s
                 cursor = page.next_cursor
                 if not cursor:
                     break
+    if failed:
+        raise ValueError(f"the server sent a message the MCP client could not read: {failed[0]}")
     return {"tools": tools}
+
+
+class _Abort(logging.Handler):
+    """Ends the fetch at the SDK's first error instead of waiting out the deadline."""
+
+    def __init__(self, scope: anyio.CancelScope, failed: list[str]) -> None:
+        super().__init__(logging.ERROR)
+        self.scope, self.failed = scope, failed
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # The SDK logs a message it cannot parse (JSON nested past pydantic's limit,
+        # not JSON-RPC) with its traceback, then drops it: the request would wait forever.
+        self.failed.append(record.getMessage()[:200])
+        self.scope.cancel()
+
+
+@contextmanager
+def _sdk_errors(scope: anyio.CancelScope) -> Iterator[list[str]]:
+    """The SDK's errors during the fetch, caught: never a traceback on the user's terminal."""
+    logger = logging.getLogger("mcp")
+    failed: list[str] = []
+    handler = _Abort(scope, failed)
+    before = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield failed
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = before

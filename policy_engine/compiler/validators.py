@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from ..language import ast
+from ..language.check_messages import MESSAGE_PLACEHOLDERS
 from ..language.path_syntax import format_location
 from ..wire import Severity, ValidationMessage, ValidationResult
 from .conditions import CompileEnv, ConditionFn, EvalContext, Location, compile_condition
@@ -24,7 +25,7 @@ SEVERITIES: dict[str, Severity] = {"deny": "error", "warn": "warn", "info": "inf
 _RANK = {"info": 0, "warn": 1, "error": 2}
 MAX_ECHO = 80
 # What a check's message may name.
-PLACEHOLDERS = frozenset({"path", "event", "phase", "interceptor", "value"})
+PLACEHOLDERS = MESSAGE_PLACEHOLDERS
 
 
 @dataclass(frozen=True)

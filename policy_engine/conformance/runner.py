@@ -17,7 +17,7 @@ import shlex
 import socket
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +52,8 @@ from .suite import ApplyStep, Fixture, InvokeStep, ListStep, Step, Suite
 DEFAULT_TIMEOUT_S = 30.0
 # How much of a failed server's stderr a report quotes.
 _STDERR_TAIL = 400
+# How much of one stderr line is read when looking for the unsupported marker.
+_STDERR_SCAN_LINE = 64 * 1024
 _STOP_GRACE_S = 5.0
 _POLL_S = 0.05
 
@@ -263,9 +265,7 @@ class _Session:
 
 def _server_down(fixture: Fixture, why: str, errlog: TextIO) -> FixtureResult:
     """Unsupported when the server said so on stderr, else an error quoting its stderr."""
-    errlog.flush()
-    errlog.seek(0)
-    for line in errlog.read().splitlines():
+    for line in _scan(errlog):
         _, marker, reason = line.partition(UNSUPPORTED_MARKER)
         if marker:
             return FixtureResult(
@@ -275,11 +275,25 @@ def _server_down(fixture: Fixture, why: str, errlog: TextIO) -> FixtureResult:
     return FixtureResult(fixture.id, fixture.requirement, "error", reason=clip(reason, 800))
 
 
+def _scan(errlog: TextIO) -> Iterator[str]:
+    """The server's stderr line by line, each read at most ``_STDERR_SCAN_LINE`` characters.
+
+    A server may write gigabytes there; it stays on disk and is never read whole.
+    """
+    errlog.flush()
+    errlog.seek(0)
+    while line := errlog.readline(_STDERR_SCAN_LINE):
+        yield line
+
+
 def _stderr_note(errlog: TextIO) -> str:
     """The last lines of the server's stderr (where a traceback says what went wrong), joined."""
     errlog.flush()
-    errlog.seek(0)
-    lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+    raw = errlog.buffer
+    raw.seek(0, os.SEEK_END)
+    raw.seek(max(0, raw.tell() - _STDERR_TAIL * 4))
+    end = raw.read().decode("utf-8", "replace")
+    lines = [line.strip() for line in end.splitlines() if line.strip()]
     tail: list[str] = []
     while lines and sum(len(line) + 3 for line in tail) + len(lines[-1]) <= _STDERR_TAIL:
         tail.insert(0, lines.pop())

@@ -131,9 +131,15 @@ class RedisFlowStore:
         self._prefix = prefix
         self._epoch = ""
         """The store epoch this replica last saw: empty until its first call."""
-        self._client: Any = aioredis.Redis.from_url(
-            url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
-        )
+        try:
+            self._client: Any = aioredis.Redis.from_url(
+                url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
+            )
+        except ValueError:
+            # The URL may hold a password: say what is wrong, never quote it.
+            raise FlowStoreError(
+                "--flow-store: not a valid Redis URL (check the host, port and query options)"
+            ) from None
         self._script = self._client.register_script(_SCRIPT)
 
     async def _call(self, what: str, action: Any) -> Any:

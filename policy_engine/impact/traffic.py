@@ -8,6 +8,7 @@ from ..wire.traffic import TrafficFormatError, TrafficRecord, parse_record
 from .outcome import Message
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line read; a longer one is refused after reading one byte past this, not whole."""
 
 
 class TrafficFileError(Exception):
@@ -24,7 +25,9 @@ def read_traffic(path: str | Path) -> list[tuple[Message, TrafficRecord]]:
     except OSError as exc:
         raise TrafficFileError(f"{path}: cannot read the traffic file ({exc.strerror})") from None
     with stream:
-        for number, raw in enumerate(stream, start=1):
+        # `readline(limit)`: a 1 GB line costs 64 MiB, not the whole line, before it is refused.
+        lines = iter(lambda: stream.readline(MAX_LINE_BYTES + 1), b"")
+        for number, raw in enumerate(lines, start=1):
             if len(raw) > MAX_LINE_BYTES:
                 raise TrafficFileError(f"{path}:{number}: line is over {MAX_LINE_BYTES} bytes")
             try:

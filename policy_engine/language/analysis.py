@@ -5,11 +5,18 @@ and globs against literal sets or other globs (see ``globs.py``). Where a
 question cannot be settled exactly (a glob inside another glob with
 wildcards on both sides), nothing is reported.
 
+Policy files are untrusted, so no analysis may cost more than a budget:
+shadowing looks rules up by hash and by literal glob head instead of
+comparing every pair, and each glob question is charged to one
+budget per policy set (``SourceLimits.max_analysis_steps``). A question that runs past its
+budget ends in W323 on the rule it was asking about: never a silent pass.
+
 - W301: a rule whose condition is a contradiction (`$.x > 5 and $.x < 3`).
 - W304: an active validator whose every `deny` rule can never fire.
 - W320: a rule shadowed by an earlier rule of the same validator.
 - W321: a mutator change that a later unconditional change always overwrites.
 - W322: a deny list (or name test) entirely covered by an allow list.
+- W323: an analysis stopped at its budget, so some of the above were not checked.
 """
 
 from __future__ import annotations
@@ -20,8 +27,9 @@ from dataclasses import dataclass
 
 from ..wire.constants import Phase
 from . import ast
-from .diagnostics import Code, Diagnostic
-from .globs import glob_matches, glob_within, globs_intersect
+from .codes import Code
+from .diagnostics import Diagnostic, Span
+from .globs import glob_matches_bounded, glob_within, globs_intersect, literal_head
 from .model import PolicySetModel, ResolvedInterceptor
 from .path_syntax import Field, Index, PathSyntaxError, parse_path
 
@@ -43,6 +51,63 @@ def _singular(operand: object) -> str | None:
             continue
         return None
     return operand.source
+
+
+class _Undecided(Exception):
+    """An analysis question could not be answered within its budget."""
+
+    def __init__(self, why: str, *, exhausted: bool) -> None:
+        super().__init__(why)
+        self.why = why
+        self.exhausted = exhausted
+
+
+@dataclass
+class _Budget:
+    """What is left of the comparisons one policy set's analyses may make."""
+
+    steps: int
+    left: int = 0
+
+    def __post_init__(self) -> None:
+        self.left = self.steps
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise _Undecided(
+                f"the policy set needs more than {self.steps} comparisons",
+                exhausted=True,
+            )
+
+    def intersect(self, a: str, b: str) -> bool:
+        self.spend()
+        answer = globs_intersect(a, b)
+        if answer is None:
+            raise _Undecided("two of its globs are too long to compare", exhausted=False)
+        return answer
+
+    def matches(self, glob: str, text: str) -> bool:
+        self.spend()
+        answer = glob_matches_bounded(glob, text)
+        if answer is None:
+            raise _Undecided("a glob and a value are too long to compare", exhausted=False)
+        return answer
+
+
+def _undecided(stop: _Undecided, span: Span, checks: str) -> Diagnostic:
+    if stop.exhausted:
+        rest = " for this and every later rule"
+        fix = "merge or split the rules, or raise `--max-analysis-steps`"
+    else:
+        rest = ""
+        fix = "shorten or split the globs"
+    return Diagnostic(
+        Code.W323,
+        f"analysis stopped: {checks} not checked{rest}",
+        span,
+        f"{stop.why}; {fix}, or acknowledge this warning if the rules are as intended",
+    )
 
 
 @dataclass
@@ -107,7 +172,7 @@ def _atom_facts(facts: _Facts, node: ast.Condition) -> None:
                 facts.members.setdefault(path, []).append(tuple(values))
 
 
-def _contradiction(facts: _Facts) -> str | None:
+def _contradiction(facts: _Facts, budget: _Budget) -> str | None:
     for path, interval in facts.intervals.items():
         if interval.empty:
             return f"no number satisfies every comparison on `{path}`"
@@ -116,7 +181,7 @@ def _contradiction(facts: _Facts) -> str | None:
             return f"`{path}` cannot equal several different values"
         (value,) = values
         for globs in facts.globs.get(path, []):
-            if not isinstance(value, str) or not any(glob_matches(g, value) for g in globs):
+            if not isinstance(value, str) or not any(budget.matches(g, value) for g in globs):
                 return f"`{path}` == {value!r} is not like {list(globs)}"
         for members in facts.members.get(path, []):
             if value not in members:
@@ -124,46 +189,56 @@ def _contradiction(facts: _Facts) -> str | None:
     for path, groups in facts.globs.items():
         for index, first in enumerate(groups):
             for second in groups[index + 1 :]:
-                if not any(globs_intersect(a, b) for a in first for b in second):
+                if not any(budget.intersect(a, b) for a in first for b in second):
                     return f"no string on `{path}` is like both {list(first)} and {list(second)}"
     return None
 
 
-def unsatisfiable(condition: ast.Condition) -> str | None:
-    """Why ``condition`` can never hold, or ``None`` when it may (or it cannot be told)."""
+def unsatisfiable(condition: ast.Condition, budget: _Budget) -> str | None:
+    """Why ``condition`` can never hold, or ``None`` when it may; raises ``_Undecided``."""
     if isinstance(condition, ast.Or):
-        reasons = [unsatisfiable(c) for c in condition.operands]
+        reasons = [unsatisfiable(c, budget) for c in condition.operands]
         return reasons[0] if reasons and all(reasons) else None
     operands = condition.operands if isinstance(condition, ast.And) else (condition,)
     facts = _Facts({}, {}, {}, {}, {})
     for operand in operands:
         if isinstance(operand, ast.And | ast.Or):
-            reason = unsatisfiable(operand)
+            reason = unsatisfiable(operand, budget)
             if reason is not None:
                 return reason
         else:
             _atom_facts(facts, operand)
-    return _contradiction(facts)
+    return _contradiction(facts, budget)
 
 
-def _rule_unsatisfiable(rule: ast.Rule) -> str | None:
+def _rule_unsatisfiable(rule: ast.Rule, budget: _Budget) -> str | None:
     if isinstance(rule, ast.CheckRule) and not rule.unless:
-        return unsatisfiable(rule.condition)
+        return unsatisfiable(rule.condition, budget)
     guard = getattr(rule, "guard", None)
     if isinstance(guard, ast.Guard) and not guard.unless:
-        return unsatisfiable(guard.condition)
+        return unsatisfiable(guard.condition, budget)
     return None
 
 
-def analyze_contradictions(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
+def analyze_contradictions(
+    interceptor: ResolvedInterceptor, budget: _Budget
+) -> Iterator[Diagnostic]:
     dead_denies = 0
     denies = 0
+    undecided = False
     for rule in interceptor.rules:
         is_deny = isinstance(rule, ast.ListRule | ast.LimitRule | ast.RateLimit) or (
             isinstance(rule, ast.CheckRule) and rule.severity == "deny"
         )
         denies += is_deny
-        reason = _rule_unsatisfiable(rule)
+        try:
+            reason = _rule_unsatisfiable(rule, budget)
+        except _Undecided as stop:
+            yield _undecided(stop, rule.span, "whether it can fire (W301, W304) was")
+            if stop.exhausted:
+                return
+            undecided = True  # W304 is no proof once one rule went unchecked
+            continue
         if reason is None:
             continue
         dead_denies += is_deny
@@ -177,6 +252,7 @@ def analyze_contradictions(interceptor: ResolvedInterceptor) -> Iterator[Diagnos
         interceptor.is_validator
         and interceptor.mode != "audit"
         and denies
+        and not undecided
         and denies == dead_denies
     ):
         yield Diagnostic(
@@ -191,39 +267,104 @@ def _literal_globs(rule: ast.ListRule) -> tuple[str, ...] | None:
     return rule.globs if isinstance(rule.globs, tuple) else None
 
 
-def analyze_shadowed(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
+def analyze_shadowed(interceptor: ResolvedInterceptor, budget: _Budget) -> Iterator[Diagnostic]:
     """Later rules that can only block what an earlier rule already blocks."""
     if not interceptor.is_validator:
         return
-    seen: list[ast.Rule] = []
+    seen = _SeenRules()
     for rule in interceptor.rules:
-        for earlier in seen:
-            if _covers(earlier, rule):
-                yield Diagnostic(
-                    Code.W320,
-                    f"this rule is shadowed by the rule at line {earlier.span.line}",
-                    rule.span,
-                    "everything it blocks is already blocked there; remove it or merge the two",
-                )
-                break
-        seen.append(rule)
+        try:
+            earlier = seen.covering(rule, budget)
+        except _Undecided as stop:
+            yield _undecided(stop, rule.span, "whether it is shadowed (W320) was")
+            if stop.exhausted:
+                return
+            earlier = None
+        if earlier is not None:
+            yield Diagnostic(
+                Code.W320,
+                f"this rule is shadowed by the rule at line {earlier.span.line}",
+                rule.span,
+                "everything it blocks is already blocked there; remove it or merge the two",
+            )
+        seen.add(rule)
 
 
-def _covers(earlier: ast.Rule, later: ast.Rule) -> bool:
-    if isinstance(earlier, ast.ListRule) and isinstance(later, ast.ListRule):
-        if earlier.effect != "deny" or later.effect != "deny" or earlier.subject != later.subject:
-            return False
-        outer, inner = _literal_globs(earlier), _literal_globs(later)
-        if outer is None or inner is None:
-            return False
-        return all(any(glob_within(i, o) is True for o in outer) for i in inner)
-    if isinstance(earlier, ast.CheckRule) and isinstance(later, ast.CheckRule):
-        return (
-            earlier.severity == later.severity == "deny"
-            and earlier.unless == later.unless
-            and earlier.condition == later.condition
-        )
-    return False
+class _SeenRules:
+    """Earlier rules, indexed so a later one finds what covers it without a scan.
+
+    Identical `deny if` rules are found by hash. A glob can only lie within an
+    outer glob whose literal head (the run before any wildcard) starts its own
+    head (see ``glob_within``), so deny lists are filed under each glob's head.
+    """
+
+    def __init__(self) -> None:
+        self.order: dict[int, int] = {}
+        self.checks: dict[object, ast.CheckRule] = {}
+        self.unhashable: list[ast.CheckRule] = []
+        self.heads: dict[tuple[str, str], list[tuple[str, ast.ListRule]]] = {}
+        self.head_lengths: set[int] = set()
+        self.first_list: dict[str, ast.ListRule] = {}
+
+    def add(self, rule: ast.Rule) -> None:
+        self.order.setdefault(id(rule), len(self.order))
+        if isinstance(rule, ast.CheckRule) and rule.severity == "deny":
+            try:
+                self.checks.setdefault((rule.unless, rule.condition), rule)
+            except TypeError:
+                self.unhashable.append(rule)
+        elif isinstance(rule, ast.ListRule) and rule.effect == "deny":
+            if _literal_globs(rule) is not None:
+                self.first_list.setdefault(rule.subject, rule)
+            for glob in _literal_globs(rule) or ():
+                head = literal_head(glob)
+                self.heads.setdefault((rule.subject, head), []).append((glob, rule))
+                self.head_lengths.add(len(head))
+
+    def covering(self, rule: ast.Rule, budget: _Budget) -> ast.Rule | None:
+        if isinstance(rule, ast.CheckRule) and rule.severity == "deny":
+            return self._same_check(rule, budget)
+        if isinstance(rule, ast.ListRule) and rule.effect == "deny":
+            return self._covering_list(rule, budget)
+        return None
+
+    def _same_check(self, rule: ast.CheckRule, budget: _Budget) -> ast.Rule | None:
+        try:
+            found = self.checks.get((rule.unless, rule.condition))
+        except TypeError:
+            found = None
+        for other in self.unhashable:
+            budget.spend()
+            if other.unless == rule.unless and other.condition == rule.condition:
+                found = other if found is None else min(found, other, key=self._rank)
+        return found
+
+    def _covering_list(self, rule: ast.ListRule, budget: _Budget) -> ast.Rule | None:
+        inner = _literal_globs(rule)
+        if inner is None:
+            return None
+        if not inner:
+            return self.first_list.get(rule.subject)
+        common: set[int] | None = None
+        rules: dict[int, ast.ListRule] = {}
+        for glob in inner:
+            head = literal_head(glob)
+            covers: set[int] = set()
+            for length in self.head_lengths:
+                if length > len(head):
+                    continue
+                for outer, owner in self.heads.get((rule.subject, head[:length]), ()):
+                    budget.spend()
+                    if glob_within(glob, outer) is True:
+                        covers.add(self._rank(owner))
+                        rules[self._rank(owner)] = owner
+            common = covers if common is None else common & covers
+            if not common:
+                return None
+        return rules[min(common)] if common else None
+
+    def _rank(self, rule: ast.Rule) -> int:
+        return self.order[id(rule)]
 
 
 def _overwrites(rule: ast.Rule, path: str) -> bool:
@@ -238,14 +379,29 @@ def _overwrites(rule: ast.Rule, path: str) -> bool:
 
 
 def analyze_overwritten(model: PolicySetModel) -> Iterator[Diagnostic]:
-    """A change to a path that a later unconditional `set` or `remove` always replaces."""
+    """A change to a path that a later unconditional `set` or `remove` always replaces.
+
+    Linear: each mutator's overwritten paths are collected once, and a
+    backward pass finds the next overwrite of each path.
+    """
     mutators = [i for i in model.interceptors if not i.is_validator and i.mode != "audit"]
+    overwritten = {
+        id(m): {p for r in m.rules if (p := _overwritten_path(r)) is not None} for m in mutators
+    }
     for mutator in mutators:
-        for index, rule in enumerate(mutator.rules):
+        next_overwrite: dict[str, ast.Rule] = {}
+        later_of: list[ast.Rule | None] = []
+        for rule in reversed(mutator.rules):
+            path = rule.path.source if isinstance(rule, ast.MUTATOR_RULES) else None
+            later_of.append(next_overwrite.get(path) if path is not None else None)
+            written = _overwritten_path(rule)
+            if written is not None:
+                next_overwrite[written] = rule
+        later_of.reverse()
+        for rule, later in zip(mutator.rules, later_of, strict=True):
             if not isinstance(rule, ast.MUTATOR_RULES):
                 continue
             path = rule.path.source
-            later = next((r for r in mutator.rules[index + 1 :] if _overwrites(r, path)), None)
             if later is not None:
                 yield Diagnostic(
                     Code.W321,
@@ -254,7 +410,7 @@ def analyze_overwritten(model: PolicySetModel) -> Iterator[Diagnostic]:
                     "the later rule replaces the path unconditionally; remove one of them",
                 )
                 continue
-            overwriter = _later_mutator_overwrite(mutator, path, mutators)
+            overwriter = _later_mutator_overwrite(mutator, path, mutators, overwritten)
             if overwriter is not None:
                 yield Diagnostic(
                     Code.W321,
@@ -265,14 +421,24 @@ def analyze_overwritten(model: PolicySetModel) -> Iterator[Diagnostic]:
                 )
 
 
+def _overwritten_path(rule: ast.Rule) -> str | None:
+    """The path ``rule`` always replaces (see ``_overwrites``), if any."""
+    if isinstance(rule, ast.Remove | ast.SetValue) and _overwrites(rule, rule.path.source):
+        return rule.path.source
+    return None
+
+
 def _later_mutator_overwrite(
-    mutator: ResolvedInterceptor, path: str, mutators: list[ResolvedInterceptor]
+    mutator: ResolvedInterceptor,
+    path: str,
+    mutators: list[ResolvedInterceptor],
+    overwritten: dict[int, set[str]],
 ) -> ResolvedInterceptor | None:
     hooks = mutator.hooked()
     for other in mutators:
         if other is mutator:
             continue
-        if not any(_overwrites(r, path) for r in other.rules):
+        if path not in overwritten[id(other)]:
             continue
         other_hooks = set(other.hooked())
         runs_later = all(
@@ -285,7 +451,7 @@ def _later_mutator_overwrite(
     return None
 
 
-def analyze_allow_cover(model: PolicySetModel) -> Iterator[Diagnostic]:
+def analyze_allow_cover(model: PolicySetModel, budget: _Budget) -> Iterator[Diagnostic]:
     """Deny lists that only name tools an allow list on the same hooks already refuses."""
     validators = [i for i in model.interceptors if i.is_validator and i.mode != "audit"]
     allows: list[tuple[ResolvedInterceptor, ast.ListRule, tuple[str, ...]]] = []
@@ -298,28 +464,44 @@ def analyze_allow_cover(model: PolicySetModel) -> Iterator[Diagnostic]:
     for validator in validators:
         hooks = set(validator.hooked())
         for rule in validator.rules:
-            if isinstance(rule, ast.CheckRule):
-                yield from _check_rule_covered(rule, validator, hooks, allows)
+            try:
+                found = list(_rule_covered(rule, validator, hooks, allows, budget))
+            except _Undecided as stop:
+                yield _undecided(stop, rule.span, "whether an allow list covers it (W322) was")
+                if stop.exhausted:
+                    return
                 continue
-            if not isinstance(rule, ast.ListRule) or rule.effect != "deny":
-                continue
-            denied = _literal_globs(rule)
-            if not denied:
-                continue
-            for owner, allow, allowed in allows:
-                if allow.subject != rule.subject or not hooks <= set(owner.hooked()):
-                    continue
-                if not any(globs_intersect(d, a) for d in denied for a in allowed):
-                    where = "" if owner is validator else f" of `{owner.name}`"
-                    yield Diagnostic(
-                        Code.W322,
-                        f"this deny list is covered by the allow list at line {allow.span.line}"
-                        f"{where}",
-                        rule.span,
-                        "every name it denies is already outside the allow list; remove it, "
-                        "or it documents intent only",
-                    )
-                    break
+            yield from found
+
+
+def _rule_covered(
+    rule: ast.Rule,
+    validator: ResolvedInterceptor,
+    hooks: set[tuple[str, Phase]],
+    allows: list[tuple[ResolvedInterceptor, ast.ListRule, tuple[str, ...]]],
+    budget: _Budget,
+) -> Iterator[Diagnostic]:
+    if isinstance(rule, ast.CheckRule):
+        yield from _check_rule_covered(rule, validator, hooks, allows, budget)
+        return
+    if not isinstance(rule, ast.ListRule) or rule.effect != "deny":
+        return
+    denied = _literal_globs(rule)
+    if not denied:
+        return
+    for owner, allow, allowed in allows:
+        if allow.subject != rule.subject or not hooks <= set(owner.hooked()):
+            continue
+        if not any(budget.intersect(d, a) for d in denied for a in allowed):
+            where = "" if owner is validator else f" of `{owner.name}`"
+            yield Diagnostic(
+                Code.W322,
+                f"this deny list is covered by the allow list at line {allow.span.line}{where}",
+                rule.span,
+                "every name it denies is already outside the allow list; remove it, "
+                "or it documents intent only",
+            )
+            return
 
 
 def _tool_names(rule: ast.CheckRule) -> tuple[str, ...] | None:
@@ -344,6 +526,7 @@ def _check_rule_covered(
     validator: ResolvedInterceptor,
     hooks: set[tuple[str, Phase]],
     allows: list[tuple[ResolvedInterceptor, ast.ListRule, tuple[str, ...]]],
+    budget: _Budget,
 ) -> Iterator[Diagnostic]:
     """A rule on `$.name` whose every name is a tool the allow list already refuses."""
     names = _tool_names(rule)
@@ -352,7 +535,7 @@ def _check_rule_covered(
     for owner, allow, allowed in allows:
         if allow.subject != "tools" or not hooks <= set(owner.hooked()):
             continue
-        if not any(globs_intersect(n, a) for n in names for a in allowed):
+        if not any(budget.intersect(n, a) for n in names for a in allowed):
             where = "" if owner is validator else f" of `{owner.name}`"
             yield Diagnostic(
                 Code.W322,
@@ -364,9 +547,11 @@ def _check_rule_covered(
             return
 
 
-def analyze(model: PolicySetModel) -> Iterator[Diagnostic]:
+def analyze(model: PolicySetModel, max_steps: int) -> Iterator[Diagnostic]:
+    """Every analysis, all sharing one budget of ``max_steps`` comparisons."""
+    budget = _Budget(max_steps)
     for interceptor in model.interceptors:
-        yield from analyze_contradictions(interceptor)
-        yield from analyze_shadowed(interceptor)
+        yield from analyze_contradictions(interceptor, budget)
+        yield from analyze_shadowed(interceptor, budget)
     yield from analyze_overwritten(model)
-    yield from analyze_allow_cover(model)
+    yield from analyze_allow_cover(model, budget)

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 DEFAULT_MAX_RULES = 10_000
 DEFAULT_MAX_NESTING = 100
+# Glob questions and rule comparisons the analyses (W301-W322) may ask of one
+# set; past it they stop with W323 instead of taking minutes (analysis.py).
+DEFAULT_MAX_ANALYSIS_STEPS = 300_000
 # Conditions, operands and literals are lowered and evaluated recursively, so
 # nesting cannot be raised past what Python's stack holds with room to spare.
 MAX_NESTING_CEILING = 150
@@ -24,9 +27,10 @@ class SourceLimits:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_rules: int = DEFAULT_MAX_RULES
     max_nesting: int = DEFAULT_MAX_NESTING
+    max_analysis_steps: int = DEFAULT_MAX_ANALYSIS_STEPS
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_nesting <= MAX_NESTING_CEILING:
             raise ValueError(f"max_nesting must be between 1 and {MAX_NESTING_CEILING}")
-        if self.max_file_bytes < 1 or self.max_rules < 1:
-            raise ValueError("max_file_bytes and max_rules must be positive")
+        if self.max_file_bytes < 1 or self.max_rules < 1 or self.max_analysis_steps < 1:
+            raise ValueError("max_file_bytes, max_rules and max_analysis_steps must be positive")

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from ..wire.events import event_matches
 from . import ast
 from .analysis import analyze
+from .check_messages import lint_message_placeholders
+from .check_quantifiers import lint_context_quantifiers
 from .check_url_globs import lint_url_globs
 from .diagnostics import Code, Diagnostic
 from .model import PolicySetModel, ResolvedInterceptor
@@ -164,10 +166,12 @@ def lint_interceptor(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
     yield from lint_audit_fail_closed(interceptor)
     yield from lint_validator_cannot_block(interceptor)
     yield from lint_url_globs(interceptor)
+    yield from lint_message_placeholders(interceptor)
+    yield from lint_context_quantifiers(interceptor)
 
 
-def lint(model: PolicySetModel) -> Iterator[Diagnostic]:
+def lint(model: PolicySetModel, max_analysis_steps: int) -> Iterator[Diagnostic]:
     for interceptor in model.interceptors:
         yield from lint_interceptor(interceptor)
     yield from lint_mutator_conflicts(model)
-    yield from analyze(model)
+    yield from analyze(model, max_analysis_steps)

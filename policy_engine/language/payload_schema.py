@@ -430,7 +430,13 @@ def _walk_filter(
     """Check ``@...`` in a filter against the elements it tests; report at the filter step."""
 
     def lift(target: Steps) -> Steps:
-        fixed = Filter(target, step.op, step.value)
+        if step.condition is None:
+            fixed = Filter(target, step.op, step.value)
+        else:
+            # Keep the author's predicate (`like "debug_*"`); only the path is corrected.
+            old, new = _render(step.target, "@"), _render(target, "@")
+            text = re.sub(re.escape(old) + r"(?![\w.\[])", lambda _: new, step.text, count=1)
+            fixed = Filter(target, step.op, step.value, step.condition, text)
         return ctx.lift((*steps[:index], fixed, *steps[index + 1 :]))
 
     base = (*(ctx.base or ()), *steps[:index], Wildcard())
@@ -542,10 +548,11 @@ def _mismatch(place: str | None, ctx: _Context, kinds: set[str], expected: str) 
 def _help(root: tuple[Schema, ...], failure: _Failure) -> str | None:
     """A fix that makes the whole path check wins; an unverified rename is the fallback."""
     payload = "the payload"
-    for fix in failure.fixes:
+    fixes = [fix for fix in failure.fixes if _renders(fix.steps)]
+    for fix in fixes:
         if _walk(root, fix.steps, _Context(payload, None, _same)) is None:
             return f"did you mean `{_render(fix.steps)}`?"
-    for fix in failure.fixes:
+    for fix in fixes:
         if not fix.verified:
             return f"did you mean `{_render(fix.steps)}`?"
     if failure.fields:
@@ -576,6 +583,22 @@ def _render(steps: Steps, root: str = "$") -> str:
     return "".join(out)
 
 
+def _renders(steps: Steps) -> bool:
+    """Whether every filter written with the language's predicates still names its path.
+
+    Such a filter is rendered from its own text, so a fix that could not be
+    written into that text is never offered (it would drop the predicate).
+    """
+    for step in steps:
+        if (
+            isinstance(step, Filter)
+            and step.condition is not None
+            and (_render(step.target, "@") not in step.text or not _renders(step.target))
+        ):
+            return False
+    return True
+
+
 def _render_step(step: Step, dot: bool) -> str:
     if isinstance(step, Field):
         if len(step.names) == 1 and _IDENTIFIER.fullmatch(step.names[0]):
@@ -591,6 +614,8 @@ def _render_step(step: Step, dot: bool) -> str:
             bounds.append(str(step.step))
         return "[" + ":".join(bounds) + "]"
     if isinstance(step, Filter):
+        if step.condition is not None:
+            return f"[?({step.text})]"
         target = _render(step.target, root="@")
         if step.op == "exists":
             return f"[?({target})]"

@@ -171,7 +171,7 @@ def check_sources(
             diagnostics.extend(check_against_tools(model, tools))
 
     def do_lint() -> None:
-        diagnostics.extend(lint(model_box[0]))
+        diagnostics.extend(lint(model_box[0], limits.max_analysis_steps))
         diagnostics[:] = apply_acknowledgements(model_box[0].files, diagnostics)
 
     actions: dict[Stage, Callable[[], None]] = {

@@ -5,6 +5,9 @@ each invoke the provider answers becomes one traffic record (format in
 ``wire/traffic.py``). Lines go through the decision log's writer (a bounded
 queue and a thread of its own, so an invoke never waits on the disk), to a
 file created owner-only: it holds raw payloads, the data policies protect.
+Like the decision log, the file rotates by size (``RECORD_MAX_BYTES``, with
+``RECORD_BACKUPS`` kept as ``FILE.1`` ...), so a busy server's record is
+bounded on disk; `policyc replay --traffic` reads each file.
 """
 
 from __future__ import annotations
@@ -16,11 +19,20 @@ from .decision_log import DecisionLog, DecisionLogSettings
 from .source import ProviderSource
 
 RECORD_MODE = 0o600
+RECORD_MAX_BYTES = 256 * 1024 * 1024
+RECORD_BACKUPS = 4
 
 
-def open_recorder(path: str) -> DecisionLog:
-    """A writer for traffic records at ``path`` (created, or narrowed, to mode 0600)."""
-    return DecisionLog(path, DecisionLogSettings(file_mode=RECORD_MODE, max_bytes=None))
+def open_recorder(
+    path: str, max_bytes: int = RECORD_MAX_BYTES, backups: int = RECORD_BACKUPS
+) -> DecisionLog:
+    """A writer for traffic records at ``path`` (created, or narrowed, to mode 0600).
+
+    It rotates before a line would take the file past ``max_bytes``: at most
+    ``backups + 1`` files of that size, never an unbounded one.
+    """
+    settings = DecisionLogSettings(file_mode=RECORD_MODE, max_bytes=max_bytes, backups=backups)
+    return DecisionLog(path, settings)
 
 
 class RecordingProvider:

@@ -378,3 +378,61 @@ async def test_a_file_that_is_not_utf8_gets_the_check_diagnostic(
     assert problem.code == "E011"
     assert problem.message.startswith("policy file `")
     assert "is not UTF-8 (byte 0xe9 at offset 5)" in problem.message
+
+
+async def test_a_slow_check_does_not_stall_other_requests(client: LanguageClient) -> None:
+    """Checking a large document runs off the main loop: another document is answered first.
+
+    On a loop that checks in place, the large set's diagnostics always came
+    before any answer sent after it was opened.
+    """
+    lines = [f'  deny if $.name == "n{i}" and $.arguments.a > {i} "m{i}"' for i in range(8000)]
+    big = "validator big {\n  on tools/call request\n" + "\n".join(lines) + "\n}\n"
+    big_uri, small_uri = "untitled:big.policy", "untitled:small.policy"
+    for uri, text in ((big_uri, big), (small_uri, DUPLICATE)):
+        client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                text_document=lsp.TextDocumentItem(
+                    uri=uri, language_id="policy", version=1, text=text
+                )
+            )
+        )
+    with anyio.fail_after(120):
+        symbols = await client.text_document_document_symbol_async(
+            lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=small_uri))
+        )
+    assert symbols is not None and [s.name for s in symbols] == ["guard"]
+    assert big_uri not in client.diagnostics
+    with anyio.fail_after(120):
+        while big_uri not in client.diagnostics:
+            await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+
+async def test_requests_read_only_workspace_files(
+    client: LanguageClient, workspace: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A request naming a file outside the workspace (a secret, `file:///dev/zero`) reads none."""
+    outside = tmp_path_factory.mktemp("outside") / "secret.policy"
+    outside.write_text(GUARD, encoding="utf-8")
+    for uri in (outside.as_uri(), (workspace / "guard.policy").as_uri()):
+        with anyio.fail_after(60):
+            symbols = await client.text_document_document_symbol_async(
+                lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+            )
+        names = [s.name for s in symbols or []]
+        assert names == ([] if uri == outside.as_uri() else ["TICKET", "guard", "blocked"]), uri
+
+
+async def test_a_closed_untitled_document_is_forgotten(client: LanguageClient) -> None:
+    """Closing an untitled document clears its diagnostics; nothing is kept for it."""
+    uri = "untitled:scratch.policy"
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="policy", version=1, text=GUARD)
+        )
+    )
+    await diagnostics_until(client, uri, lambda items: "E103" in codes(items))
+    client.text_document_did_close(
+        lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+    )
+    await diagnostics_until(client, uri, lambda items: not items)

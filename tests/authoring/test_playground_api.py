@@ -138,7 +138,7 @@ async def test_run_reports_what_check_and_eval_explain_report(playground_url: st
 
 async def test_evaluation_is_bounded_in_time() -> None:
     """The chain's own deadline stops a slow evaluation; the answer says so."""
-    app = create_app({}, timeout_s=0.001)
+    app = create_app({}, timeout_s=0.001, check_timeout_s=30)
     transport = httpx2.ASGITransport(app=app)
     text = " ".join(f"user{i}@example.com" for i in range(20000))
     body = {
@@ -213,3 +213,24 @@ async def test_a_flow_rule_without_a_session_judges_the_message_not_its_lack(
     evaluation = (await post(playground_url, {**body, "payload": payload})).json()["evaluation"]
     assert evaluation["allowed"] is True
     assert "synthetic session" in evaluation["note"]
+
+
+async def test_checking_is_bounded_in_time() -> None:
+    """A set that takes long to check gets a 504 at the deadline, not a minutes-long wait."""
+    app = create_app({}, check_timeout_s=0.05)
+    transport = httpx2.ASGITransport(app=app)
+    lines = [f'  deny if $.name == "n{i}" and $.arguments.a > {i} "m{i}"' for i in range(3000)]
+    policy = "validator v {\n  on tools/call request\n" + "\n".join(lines) + "\n}\n"
+    body = {"sources": {"p.policy": policy}, "event": "tools/call", "phase": "request"}
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            reply = await http.post(
+                "/api/run",
+                content=json.dumps(body),
+                headers={"Origin": "http://127.0.0.1", "Content-Type": "application/json"},
+            )
+    assert reply.status_code == 504, reply.text[:300]
+    assert reply.json()["error"] == {
+        "code": "timeout",
+        "message": "checking took longer than 0.05 s",
+    }

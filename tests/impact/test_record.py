@@ -134,3 +134,21 @@ def test_the_gateway_records_chain_runs_for_replay(tmp_path: Path) -> None:
     assert report["messages"] == 1
     assert report["groups"] == []
     assert result.exit_code == 0
+
+
+def test_a_record_file_rotates_by_size(tmp_path: Path) -> None:
+    """A busy server's record is bounded on disk: it rotates, owner-only, like the decision log."""
+    from policy_engine.server.traffic_recorder import RECORD_MAX_BYTES, open_recorder
+
+    assert RECORD_MAX_BYTES <= 1024 * 1024 * 1024
+    path = tmp_path / "traffic.jsonl"
+    recorder = open_recorder(str(path), max_bytes=2_000, backups=2)
+    line = json.dumps({"event": "tools/call", "phase": "request", "payload": {"q": "x" * 60}})
+    for _ in range(200):
+        recorder.record_line(line + "\n")
+    recorder.close()
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert kept == ["traffic.jsonl", "traffic.jsonl.1", "traffic.jsonl.2"]
+    for name in kept:
+        assert (tmp_path / name).stat().st_size <= 2_000
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600

@@ -311,3 +311,14 @@ def test_server_fetches_a_live_tools_list_over_stdio(tmp_path: Path) -> None:
     assert unreachable.returncode == 2
     assert "could not list its tools" in unreachable.stderr
     assert "Traceback" not in unreachable.stderr
+
+
+def test_a_server_sending_deep_json_is_a_clean_usage_error(tmp_path: Path) -> None:
+    """A tools/list nested past the SDK's parser limit: one line, no traceback, no 30 s wait."""
+    server = f"{sys.executable} {REPO / 'tests' / 'cli' / 'servers' / 'deep_json_server.py'}"
+    policy = write(tmp_path, "p.policy", CLEAN)
+    done = policyc("check", "--server", server, str(policy))
+    assert done.returncode == 2
+    assert "the server sent a message the MCP client could not read" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

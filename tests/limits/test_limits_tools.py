@@ -124,7 +124,7 @@ async def test_the_playground_trace_shows_the_counter() -> None:
         config=None,
         side=None,
     )
-    out = await run_playground(request, render_explain, 10, SourceLimits())
+    out = await run_playground(request, render_explain, 10, SourceLimits(), check_timeout_s=10)
     (entry,) = out["evaluation"]["trace"]
     assert entry["counters"] == [
         "limit per-session: counter 1 of 60 requests per minute by context.sessionId "

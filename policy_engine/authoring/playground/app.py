@@ -22,11 +22,14 @@ from starlette.routing import Route
 
 from ...language.limits import SourceLimits
 from ...wire.events import STANDARD_EVENTS
-from .evaluate import BadRequest, Explain, RunRequest, run
+from .evaluate import BadRequest, CheckOverdue, Explain, RunRequest, run
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_FILES = 20
 EVAL_TIMEOUT_S = 2.0
+CHECK_TIMEOUT_S = 10.0
+"""Checking a set at the source limits ends within seconds (the analyses have a budget);
+past this the page gets a 504 at once instead of waiting."""
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
 _STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -63,6 +66,18 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status, headers=_HEADERS)
 
 
+def _encodable(body: object) -> bool:
+    """Whether the body is valid Unicode: JSON may spell a lone surrogate, UTF-8 cannot hold it.
+
+    Checked before anything else, so no answer that quotes the text fails to encode (a 500).
+    """
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def create_app(
     files: dict[str, str],
     *,
@@ -71,7 +86,10 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     timeout_s: float = EVAL_TIMEOUT_S,
     limits: SourceLimits | None = None,
+    check_timeout_s: float | None = None,
 ) -> Starlette:
+    """The playground app; evaluation gets ``timeout_s``, checking ``check_timeout_s``."""
+    check_deadline = CHECK_TIMEOUT_S if check_timeout_s is None else check_timeout_s
     allowed_hosts = LOOPBACK_NAMES | extra_hosts
     initial = files or example_policy()
 
@@ -118,11 +136,15 @@ def create_app(
             body = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             return _error(400, "bad_json", f"the body is not JSON ({type(exc).__name__})")
+        if not _encodable(body):
+            return _error(400, "bad_json", "the body has a lone surrogate (`\\ud800`-`\\udfff`)")
         try:
             parsed = RunRequest.from_json(body, max_files=MAX_FILES)
-            result = await run(parsed, explain, timeout_s, limits or SourceLimits())
+            result = await run(parsed, explain, timeout_s, limits or SourceLimits(), check_deadline)
         except BadRequest as exc:
             return _error(400, "bad_request", str(exc))
+        except CheckOverdue:
+            return _error(504, "timeout", f"checking took longer than {check_deadline} s")
         except TimeoutError:
             return _error(504, "timeout", f"evaluation took longer than {timeout_s} s")
         except Exception as exc:  # every request gets one JSON answer, never a traceback

@@ -28,6 +28,10 @@ SAFETY_MARGIN_S = 10.0
 SIDES = ("sending", "receiving")
 
 
+class CheckOverdue(TimeoutError):
+    """Checking the sent policy set took longer than the playground's deadline."""
+
+
 class BadRequest(ValueError):
     """The page sent something the API cannot take; the message names the field, not its value."""
 
@@ -75,12 +79,26 @@ class RunRequest:
 
 
 async def run(
-    request: RunRequest, explain: Explain | None, timeout_s: float, limits: SourceLimits
+    request: RunRequest,
+    explain: Explain | None,
+    timeout_s: float,
+    limits: SourceLimits,
+    check_timeout_s: float,
 ) -> dict[str, Any]:
-    """Diagnostics always; the chain's result, explain text and rule trace when the set is clean."""
-    checked = await anyio.to_thread.run_sync(
-        functools.partial(check_sources, request.sources, limits=limits)
-    )
+    """Diagnostics always; the chain's result, explain text and rule trace when the set is clean.
+
+    The deadline covers checking too: past it the answer is ``CheckOverdue``
+    at once, and the abandoned check thread ends on its own within the
+    analyses' budget (``SourceLimits.max_analysis_steps``).
+    """
+    try:
+        with anyio.fail_after(check_timeout_s):
+            checked = await anyio.to_thread.run_sync(
+                functools.partial(check_sources, request.sources, limits=limits),
+                abandon_on_cancel=True,
+            )
+    except TimeoutError:
+        raise CheckOverdue from None
     out: dict[str, Any] = {
         "diagnostics": [d.to_json() for d in checked.diagnostics],
         "errors": checked.error_count,
