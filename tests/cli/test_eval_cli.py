@@ -64,7 +64,7 @@ def test_explain_names_rules_and_masks_values(runner: CliRunner, policies: Path)
     assert code == 0
     assert "tools/call request (sending): success" in output
     assert "redact arguments.email: a************m (15 chars) -> [EMAIL]" in output
-    assert "-> [EMAIL] (pii.policy:16)" in output  # named relative to the folder given
+    assert "-> [EMAIL] (pii.policy:17)" in output  # named relative to the folder given
     assert str(policies) not in output
     assert "ann@example.com" not in output
 

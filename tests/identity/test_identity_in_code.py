@@ -44,4 +44,5 @@ async def test_verified_principal_reaches_in_code_policies() -> None:
             async with client_as(url, bob) as client:
                 with pytest.raises(MCPError) as refused:
                     await client.call_tool("lookup_user", {"user": "jane"})
-                assert refused.value.data["validationErrors"][0]["interceptor"] == "role-tools"
+                # The host lists first (the client never did): the list filter hides it.
+                assert refused.value.data["validationErrors"][0]["interceptor"] == "role-tools-list"
