@@ -31,10 +31,11 @@ from ..flow import (
 from ..language import ast
 from ..language.path_syntax import format_location, parse_path
 from ..wire import Severity, ValidationMessage, ValidationResult
-from ..wire.errors import INTERNAL_ERROR, InterceptorError, execution_failed
+from ..wire.errors import execution_failed
 from .conditions import CompileEnv, EvalContext
 from .jsonpath import CompiledPath, compile_path
 from .matchers import TextMatcher, pattern_specs
+from .run_now import finish_now, needs_invoke
 from .trace import RuleEvent, RuleRef, Trace
 from .validators import SEVERITIES, render_message
 
@@ -207,21 +208,11 @@ class FlowRuntime:
     ) -> ValidationResult:
         """`apply` for synchronous callers: only the in-process store can answer at once."""
         if not isinstance(self.store, MemoryFlowStore):
-            raise InterceptorError(
-                INTERNAL_ERROR,
-                "Interceptor execution failed",
-                {"interceptor": scope.name, "reason": "flow rules on a shared store need `invoke`"},
-            )
-        coroutine = self._apply(scope, ctx, result, trace)
+            raise needs_invoke(scope.name, "flow rules")
         try:
-            coroutine.send(None)
-        except StopIteration as done:
-            value: ValidationResult = done.value
-            return value
+            return finish_now(self._apply(scope, ctx, result, trace), "in-process flow store")
         except FlowStoreError as exc:  # the in-process store is full
             raise execution_failed(scope.name, str(exc)) from None
-        coroutine.close()
-        raise RuntimeError("the in-process flow store awaited")  # pragma: no cover
 
     async def _apply(
         self,

@@ -28,7 +28,7 @@ from ..language import ast
 from ..language.formatter import render_operand
 from ..limits import Charge, LimitStore, LimitStoreError, MemoryLimitStore, Verdict
 from ..wire import Severity, ValidationMessage, ValidationResult
-from ..wire.errors import INTERNAL_ERROR, InterceptorError, execution_failed
+from ..wire.errors import execution_failed
 from .conditions import (
     CompileEnv,
     ConditionFn,
@@ -38,6 +38,7 @@ from .conditions import (
     compile_operand,
 )
 from .jsonpath import CompiledPath, PayloadTooDeep
+from .run_now import finish_now, needs_invoke
 from .trace import RuleEvent, RuleRef, Trace
 from .validators import render_message
 
@@ -130,19 +131,8 @@ class RateLimitRuntime:
     ) -> ValidationResult:
         """`apply` for synchronous callers: only the in-process store can answer at once."""
         if not isinstance(self.store, MemoryLimitStore):
-            raise InterceptorError(
-                INTERNAL_ERROR,
-                "Interceptor execution failed",
-                {"interceptor": scope.name, "reason": "limits on a shared store need `invoke`"},
-            )
-        coroutine = self._apply(scope, ctx, result, trace)
-        try:
-            coroutine.send(None)
-        except StopIteration as done:
-            value: ValidationResult = done.value
-            return value
-        coroutine.close()
-        raise RuntimeError("the in-process limit store awaited")  # pragma: no cover
+            raise needs_invoke(scope.name, "limits")
+        return finish_now(self._apply(scope, ctx, result, trace), "in-process limit store")
 
     async def _apply(
         self, scope: LimitScope, ctx: EvalContext, result: ValidationResult, trace: Trace | None
