@@ -61,9 +61,30 @@ def _session_limits(
     return replace(limits, **{k: v for k, v in given.items() if v is not None})
 
 
+def _unshared_state(
+    options: GatewayOptions, flow_store: str | None, policy_set: PolicySet
+) -> str | None:
+    """Why ``--stateless`` replicas cannot serve this set without a shared store, if they
+    cannot: at start-up and on every reload alike (an edit must not add such rules)."""
+    if not options.stateless or flow_store is not None:
+        return None
+    if policy_set.has_flow_rules:
+        return (
+            "--stateless with flow rules needs --flow-store: a replica would remember only "
+            "what it saw, and a flow split across replicas would pass"
+        )
+    if policy_set.has_rate_limits:
+        return (
+            "--stateless with rate limits needs --flow-store: each replica would count only "
+            "what it saw, and N replicas would let N times the limit through"
+        )
+    return None
+
+
 def _reload(
     options: GatewayOptions,
     compile_with: tuple[Limits, FlowRuntime, RateLimitRuntime],
+    flow_store: str | None,
     *,
     watch: bool,
     allow_shrink: bool,
@@ -78,7 +99,11 @@ def _reload(
     limits, flows, counters = compile_with
 
     def load(paths: Sequence[Path]) -> PolicySet:
-        return compile_policies(tuple(str(p) for p in paths), limits, flows, counters)
+        policy_set = compile_policies(tuple(str(p) for p in paths), limits, flows, counters)
+        refusal = _unshared_state(options, flow_store, policy_set)
+        if refusal is not None:  # the reloader keeps the last good set and logs this
+            raise ValueError(refusal)
+        return policy_set
 
     return GatewayReload(options.policies, load, watch=watch, allow_shrink=allow_shrink)
 
@@ -369,20 +394,13 @@ def _policies(
         if options.policies
         else None
     )
-    if options.stateless and flow_store is None and policy_set and policy_set.has_flow_rules:
-        fail(
-            "--stateless with flow rules needs --flow-store: a replica would remember only "
-            "what it saw, and a flow split across replicas would pass"
-        )
-    if options.stateless and flow_store is None and policy_set and policy_set.has_rate_limits:
-        fail(
-            "--stateless with rate limits needs --flow-store: each replica would count only "
-            "what it saw, and N replicas would let N times the limit through"
-        )
+    refusal = _unshared_state(options, flow_store, policy_set) if policy_set else None
+    if refusal is not None:
+        fail(refusal)
     options.providers = [policy_set] if policy_set is not None else []
     if policy_set is not None:
         options.reload = _reload(
-            options, (limits, flows, counters), watch=watch, allow_shrink=allow_shrink
+            options, (limits, flows, counters), flow_store, watch=watch, allow_shrink=allow_shrink
         )
     elif watch:
         fail("--watch needs policy files to watch")

@@ -221,8 +221,9 @@ class PolicyClient:
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str):
                 break
-        await session.client_response(listing, {key: items}, server=self.server_name)
-        mark_listed(session, listing, self.server_name, complete=not isinstance(cursor, str))
+        outcome = await session.client_response(listing, {key: items}, server=self.server_name)
+        complete = not isinstance(cursor, str)
+        mark_listed(session, listing, self.server_name, outcome, complete=complete)
 
     def _modern(self) -> bool:
         return self.client.protocol_version in MODERN_PROTOCOL_VERSIONS

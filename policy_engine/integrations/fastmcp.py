@@ -324,8 +324,10 @@ class FastMCPPolicyMiddleware(Middleware):
         listing = _LISTINGS[method]
         items = await listing.everything(context.fastmcp_context.fastmcp)
         wire = [_dump(listing.wire(item)) for item in items]
-        await session.client_response(method, {listing.key: wire}, server=self.server_name)
-        mark_listed(session, method, self.server_name, complete=True)
+        outcome = await session.client_response(
+            method, {listing.key: wire}, server=self.server_name
+        )
+        mark_listed(session, method, self.server_name, outcome, complete=True)
 
 
 def _connection(fastmcp_context: Any) -> Any:

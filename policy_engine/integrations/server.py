@@ -125,8 +125,9 @@ class PolicyMiddleware:
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str):
                 break
-        await session.client_response(listing, {key: items}, server=self.server_name)
-        mark_listed(session, listing, self.server_name, complete=not isinstance(cursor, str))
+        outcome = await session.client_response(listing, {key: items}, server=self.server_name)
+        complete = not isinstance(cursor, str)
+        mark_listed(session, listing, self.server_name, outcome, complete=complete)
 
 
 _LEARN = {

@@ -207,10 +207,12 @@ class Interception:
         server: str | None,
         session_id: str | None,
         principal: Principal | None,
+        payload: Any = None,
     ) -> None:
         """Put a refusal decided without a chain run (a call of what a list hides) on
         record as the decision log records a refused chain run: an audit trail that
-        leaves out the calls refused earliest would miss the ones that matter."""
+        leaves out the calls refused earliest would miss the ones that matter.
+        ``payload`` is the request as received, for `--record` and `policyc replay`."""
         if self.observer is None:
             return
         message = ValidationMessage(message=why, severity="error")
@@ -233,7 +235,7 @@ class Interception:
         )
         side = self.side("client", "request")
         who = principal.id if principal is not None else None
-        run = ChainRun(event, "request", side, "client", server, session_id, result, None, who)
+        run = ChainRun(event, "request", side, "client", server, session_id, result, payload, who)
         self.observer(run)
 
     def refuse_with(self, event: str, error: InterceptorError) -> Refuse:
@@ -503,6 +505,7 @@ class InterceptionSession:
             server=server,
             session_id=self.session_id,
             principal=self.principal,
+            payload=params,
         )
         item = validation_error_item(by, "error", why)
         return self.core.refuse_with(method, chain_validation_failed([item]))

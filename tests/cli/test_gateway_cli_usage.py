@@ -69,3 +69,24 @@ def test_an_unopenable_decision_log_is_refused(tmp_path: Path) -> None:
         code, output = _run("--backend", "a=true", flag, str(missing))
         assert code == 2
         assert "its folder does not exist" in output
+
+
+def test_a_reload_under_stateless_is_held_to_the_start_up_rules() -> None:
+    """An edit that adds a rate limit or a flow rule to a `--stateless` gateway without a
+    shared store would let each replica count alone: the reload is refused like start-up."""
+    from policy_engine.cli.gateway import _unshared_state
+    from policy_engine.compiler import compile_sources
+    from policy_engine.gateway.serve import GatewayOptions
+
+    limited = compile_sources(
+        {"q.policy": "validator q {\n  on tools/call request\n  limit rate 5 per minute\n}\n"}
+    )
+    plain = compile_sources(
+        {"p.policy": 'validator p {\n  on tools/call request\n  deny tools ["x"]\n}\n'}
+    )
+    stateless = GatewayOptions(stateless=True)
+    reason = _unshared_state(stateless, None, limited)
+    assert reason is not None and "rate limits needs --flow-store" in reason
+    assert _unshared_state(stateless, "redis://127.0.0.1:6379/0", limited) is None
+    assert _unshared_state(stateless, None, plain) is None
+    assert _unshared_state(GatewayOptions(), None, limited) is None

@@ -327,3 +327,19 @@ async def test_a_call_refused_as_hidden_is_on_record_like_a_refused_chain_run(
         "hide",
         "gateway",
     ]
+
+
+async def test_an_in_code_host_marks_a_list_complete_only_when_the_chain_let_it_through(
+    chain: InterceptorChain,
+) -> None:
+    """A refused list shows nothing: marked complete, every later call would be refused
+    as unlisted and the host would never list again."""
+    from policy_engine.integrations.listing import mark_listed
+
+    s = session(chain)
+    mark_listed(s, "tools/list", "b", Refuse(), complete=True)
+    assert s.needs_listing("tools/list", "b")
+    mark_listed(s, "tools/list", "b", Forward({"tools": []}), complete=False)
+    assert s.needs_listing("tools/list", "b")
+    mark_listed(s, "tools/list", "b", Forward({"tools": []}), complete=True)
+    assert not s.needs_listing("tools/list", "b")
