@@ -85,6 +85,7 @@ def _reload(
     options: GatewayOptions,
     compile_with: tuple[Limits, FlowRuntime, RateLimitRuntime],
     flow_store: str | None,
+    initial: PolicySet,
     *,
     watch: bool,
     allow_shrink: bool,
@@ -105,7 +106,9 @@ def _reload(
             raise ValueError(refusal)
         return policy_set
 
-    return GatewayReload(options.policies, load, watch=watch, allow_shrink=allow_shrink)
+    return GatewayReload(
+        options.policies, load, watch=watch, allow_shrink=allow_shrink, initial=initial
+    )
 
 
 @click.command()
@@ -400,7 +403,12 @@ def _policies(
     options.providers = [policy_set] if policy_set is not None else []
     if policy_set is not None:
         options.reload = _reload(
-            options, (limits, flows, counters), flow_store, watch=watch, allow_shrink=allow_shrink
+            options,
+            (limits, flows, counters),
+            flow_store,
+            policy_set,
+            watch=watch,
+            allow_shrink=allow_shrink,
         )
     elif watch:
         fail("--watch needs policy files to watch")

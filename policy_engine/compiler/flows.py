@@ -37,7 +37,7 @@ from .jsonpath import CompiledPath, compile_path
 from .matchers import TextMatcher, pattern_specs
 from .run_now import finish_now, needs_invoke
 from .trace import RuleEvent, RuleRef, Trace
-from .validators import SEVERITIES, render_message
+from .validators import SEVERITIES, render_message, replace_result
 
 UNKNOWN_SERVER = "(unknown)"
 NO_SESSION = (
@@ -324,19 +324,3 @@ def _with_messages(
     rules.extend({"rule": ref.code, "source": ref.source} for ref in flow_fired)
     info["rules"] = rules
     return replace_result(result, messages, severity, info)
-
-
-def replace_result(
-    result: ValidationResult,
-    messages: list[ValidationMessage],
-    severity: Severity | None,
-    info: dict[str, Any],
-) -> ValidationResult:
-    return result.model_copy(
-        update={
-            "messages": messages,
-            "severity": severity,
-            "valid": severity != "error",
-            "info": info,
-        }
-    )

@@ -27,7 +27,7 @@ from ..flow import Fingerprinter
 from ..language import ast
 from ..language.formatter import render_operand
 from ..limits import Charge, LimitStore, LimitStoreError, MemoryLimitStore, Verdict
-from ..wire import Severity, ValidationMessage, ValidationResult
+from ..wire import ValidationMessage, ValidationResult
 from ..wire.errors import execution_failed
 from .conditions import (
     CompileEnv,
@@ -40,7 +40,7 @@ from .conditions import (
 from .jsonpath import CompiledPath, PayloadTooDeep
 from .run_now import finish_now, needs_invoke
 from .trace import RuleEvent, RuleRef, Trace
-from .validators import render_message
+from .validators import render_message, replace_result
 
 _RANK = {None: -1, "info": 0, "warn": 1, "error": 2}
 
@@ -264,19 +264,3 @@ def _unavailable(
             trace.events.append(RuleEvent(p.limit.ref, None, text, "warn"))
     severity = result.severity if _RANK[result.severity] >= _RANK["warn"] else "warn"
     return replace_result(result, messages, severity, dict(result.info or {}))
-
-
-def replace_result(
-    result: ValidationResult,
-    messages: list[ValidationMessage],
-    severity: Severity | None,
-    info: dict[str, Any],
-) -> ValidationResult:
-    return result.model_copy(
-        update={
-            "messages": messages,
-            "severity": severity,
-            "valid": severity != "error",
-            "info": info,
-        }
-    )

@@ -182,3 +182,20 @@ def _value_at(payload: Any, location: Location) -> str:
         except (KeyError, IndexError, TypeError):
             return ""
     return echo(value)
+
+
+def replace_result(
+    result: ValidationResult,
+    messages: list[ValidationMessage],
+    severity: Severity | None,
+    info: dict[str, Any],
+) -> ValidationResult:
+    """``result`` with session-state rules' (flow, limit) messages and verdict merged in."""
+    return result.model_copy(
+        update={
+            "messages": messages,
+            "severity": severity,
+            "valid": severity != "error",
+            "info": info,
+        }
+    )

@@ -47,8 +47,12 @@ class GatewayReload:
         *,
         watch: bool,
         allow_shrink: bool,
+        initial: InterceptorProvider | None = None,
     ) -> None:
-        self.reloader = Reloader(paths, load, allow_shrink=allow_shrink, on_reload=self._swap)
+        # ``initial``: the set already compiled (and checked) at start-up, served as it is.
+        self.reloader = Reloader(
+            paths, load, allow_shrink=allow_shrink, on_reload=self._swap, initial=initial
+        )
         self.watch = watch
         self._interception: Interception | None = None
         self._overrides: dict[Selector, InterceptorOverrides] = {}

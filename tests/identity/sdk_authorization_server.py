@@ -101,7 +101,8 @@ class ApprovingProvider:
         return None
 
     async def exchange_refresh_token(self, *args: Any) -> OAuthToken:
-        raise NotImplementedError
+        # `load_refresh_token` finds none, so the SDK never gets this far.
+        raise AssertionError("this test server issues no refresh tokens")
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         return None
