@@ -40,7 +40,8 @@ _LIMITS = SessionLimits()
 
 
 def _flag_or(config: dict[str, Any], name: str, flag: Any) -> Any:
-    """A ``--flow-*`` flag given on the command line wins over the config's ``[flow]``."""
+    """A ``--flow-*`` or ``--limit-*`` flag given on the command line wins over the
+    config's ``[flow]`` or ``[limits]``."""
     source = click.get_current_context().get_parameter_source(name)
     given = source is not None and source is not click.core.ParameterSource.DEFAULT
     return flag if given or name not in config else config[name]
@@ -303,8 +304,15 @@ def gateway(
     )
     _auth_token(options, auth_token_env)
     _configure_logging(options.verbose)
-    flows = flow_runtime(**flow, flow_max_values=flow_max_values)
-    counters = rate_limit_runtime(flow["flow_store"], flows, limit_max_keys, limit_timeout)
+    flows = flow_runtime(
+        **flow, flow_max_values=_flag_or(options.flow, "flow_max_values", flow_max_values)
+    )
+    counters = rate_limit_runtime(
+        flow["flow_store"],
+        flows,
+        _flag_or(options.limits, "limit_max_keys", limit_max_keys),
+        _flag_or(options.limits, "limit_timeout", limit_timeout),
+    )
     _policies(
         options, (flows, counters), flow["flow_store"], max_payload_bytes, watch, allow_shrink
     )

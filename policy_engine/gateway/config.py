@@ -43,6 +43,7 @@ _TOP = {
     "verbose",
     "http",
     "flow",
+    "limits",
     "backends",
     "interceptors",
     "overrides",
@@ -69,6 +70,11 @@ _FLOW: dict[str, type | tuple[type, ...]] = {
     "ttl_s": (int, float),
     "max_entries": int,
     "max_sessions": int,
+    "max_values": int,
+}
+_LIMITS: dict[str, tuple[type | tuple[type, ...], float, float]] = {
+    "max_keys": (int, 1, float("inf")),
+    "timeout_s": ((int, float), 0.01, 30),
 }
 _BACKEND = {
     "name",
@@ -184,6 +190,7 @@ def _build(raw: dict[str, Any], lines: _Lines, base: Path) -> GatewayOptions:
         options.record = want(raw["record"], str, lines.key("record"), "x")
     _http(raw.get("http"), options, lines)
     _flow(raw.get("flow"), options, lines)
+    _limits(raw.get("limits"), options, lines)
     _auth(raw.get("auth"), options, lines)
     _principal(raw.get("principal"), options, lines)
     backends = want(raw.get("backends", []), list, lines.table("backends"), "backends")
@@ -264,6 +271,25 @@ def _flow(section: Any, options: GatewayOptions, lines: _Lines) -> None:
         if isinstance(value, int | float) and value < 1:
             raise lines.error(at, f"`{key}` must be at least 1")
         options.flow[f"flow_{key.removesuffix('_s')}"] = value
+
+
+def _limits(section: Any, options: GatewayOptions, lines: _Lines) -> None:
+    """``[limits]``: the ``--limit-*`` options, checked against the flags' own ranges."""
+    if section is None:
+        return
+    line = lines.table("limits")
+    if not isinstance(section, dict):
+        raise lines.error(line, "`limits` must be a table")
+    _unknown(lines, section, set(_LIMITS), line, "[limits]")
+    for key, value in section.items():
+        kind, low, high = _LIMITS[key]
+        at = lines.key(key, line)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise lines.error(at, f"`{key}` has the wrong type")
+        if not low <= value <= high:
+            bounds = f"at least {low:g}" if high == float("inf") else f"from {low:g} to {high:g}"
+            raise lines.error(at, f"`{key}` must be {bounds}")
+        options.limits[f"limit_{key.removesuffix('_s')}"] = value
 
 
 def _command(value: Any, lines: _Lines, line: int) -> tuple[str, ...]:

@@ -74,6 +74,8 @@ class GatewayOptions:
     stateless: bool = False
     flow: dict[str, Any] = field(default_factory=dict)
     """The config file's ``[flow]`` table (``--flow-*`` options by their parameter names)."""
+    limits: dict[str, Any] = field(default_factory=dict)
+    """The config file's ``[limits]`` table (``--limit-*`` options by their parameter names)."""
     session_key: Fingerprinter | None = field(default=None, repr=False)
     """Signs ``--stateless`` session ids; every replica needs the same (``--flow-key-env``)."""
     allowed_hosts: tuple[str, ...] = ()

@@ -18,7 +18,7 @@ from .conftest import RedisServer
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
 from balancer import FLOW_KEY, balanced_client, replicas
 from flow.test_flow_gateway import calls, two_backends
-from gateway_harness import ROOT, free_port, gateway_argv
+from gateway_harness import RECORDER, ROOT, free_port, gateway_argv, gateway_client
 
 pytestmark = pytest.mark.e2e
 
@@ -136,3 +136,37 @@ async def test_redis_killed_mid_window_fails_closed_through_the_gateway_then_rec
     reads = [c for c in calls(log) if c["tool"] == "read_file"]
     assert len(reads) == 2 + LIMIT
     assert not [c for c in reads if MARKER in json.dumps(c)]
+
+
+@pytest.mark.parametrize(
+    ("flag", "second_passes"), [((), False), (("--limit-max-keys", "2"), True)]
+)
+async def test_the_config_files_limits_table_bounds_the_counters_and_a_flag_wins(
+    tmp_path: Path, flag: tuple[str, ...], second_passes: bool
+) -> None:
+    """`[limits] max_keys = 1`: a second key is refused (fail closed, counters kept),
+    unless `--limit-max-keys` given on the command line raises it."""
+    policy = tmp_path / "keyed.policy"
+    policy.write_text(
+        "validator keyed {\n  on tools/call request\n"
+        "  limit rate 5 per hour by $.arguments.text code per-text\n}\n"
+    )
+    config = tmp_path / "gateway.toml"
+    config.write_text(
+        f'policies = ["{policy}"]\n\n[[backends]]\nname = "rec"\n'
+        f'command = ["{sys.executable}", "{RECORDER}", "{tmp_path / "calls.jsonl"}"]\n\n'
+        "[limits]\nmax_keys = 1\ntimeout_s = 5\n"
+    )
+    with anyio.fail_after(60):
+        async with gateway_client("--config", str(config), *flag, policies=[]) as client:
+            assert not (await client.call_tool("echo", {"text": "first"})).is_error
+            if second_passes:
+                assert not (await client.call_tool("echo", {"text": "second"})).is_error
+                return
+            with pytest.raises(MCPError) as full:
+                await client.call_tool("echo", {"text": "second"})
+            assert full.value.error.code == -32602  # the chain failed closed
+            assert "limit store full (1 live counters)" in json.dumps(
+                full.value.error.model_dump(mode="json")
+            )
+            assert not (await client.call_tool("echo", {"text": "first"})).is_error
