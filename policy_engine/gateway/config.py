@@ -286,7 +286,8 @@ def _limits(section: Any, options: GatewayOptions, lines: _Lines) -> None:
         at = lines.key(key, line)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise lines.error(at, f"`{key}` has the wrong type")
-        if not low <= value <= high:
+        number = float(value)
+        if not low <= number <= high:
             bounds = f"at least {low:g}" if high == float("inf") else f"from {low:g} to {high:g}"
             raise lines.error(at, f"`{key}` must be {bounds}")
         options.limits[f"limit_{key.removesuffix('_s')}"] = value
