@@ -284,10 +284,10 @@ def _limits(section: Any, options: GatewayOptions, lines: _Lines) -> None:
     for key, value in section.items():
         kind, low, high = _LIMITS[key]
         at = lines.key(key, line)
-        if not isinstance(value, kind) or isinstance(value, bool):
+        typed = isinstance(value, kind) and isinstance(value, int | float)
+        if not typed or isinstance(value, bool):
             raise lines.error(at, f"`{key}` has the wrong type")
-        number = float(value)
-        if not low <= number <= high:
+        if not low <= value <= high:
             bounds = f"at least {low:g}" if high == float("inf") else f"from {low:g} to {high:g}"
             raise lines.error(at, f"`{key}` must be {bounds}")
         options.limits[f"limit_{key.removesuffix('_s')}"] = value
