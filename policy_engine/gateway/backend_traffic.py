@@ -32,6 +32,7 @@ from mcp_types import (
 
 from policy_engine.interception import LIST_CHANGED, InterceptionSession, Refuse
 from policy_engine.wire import InterceptorError
+from policy_engine.wire.constants import CANCELLED
 from policy_engine.wire.errors import INVALID_REQUEST, REQUEST_TIMEOUT
 
 from .backend import Backend
@@ -132,7 +133,7 @@ class BackendTraffic:
         cancels the backend's request the client is answering)."""
         logger.debug("%s -> notification %s", backend.name, message.method)
         params = message.params
-        if message.method == "notifications/cancelled":
+        if message.method == CANCELLED:
             found = self._s2c.get((backend.name, (params or {}).get("requestId")))  # type: ignore[arg-type]
             if found is not None:
                 front_id, scope = found

@@ -39,6 +39,7 @@ from policy_engine.server.limits import TransportLimits, message_limit
 from policy_engine.server.oauth import TokenVerifier
 from policy_engine.server.rejections import RejectionLog
 from policy_engine.server.resource_server import ResourceServerMiddleware, current_principal
+from policy_engine.wire.constants import INITIALIZE
 from policy_engine.wire.errors import INVALID_REQUEST
 
 from .backend import describe
@@ -230,7 +231,7 @@ def _is_initialize(body: bytes) -> bool:
         message = json.loads(body)
     except ValueError:
         return False
-    return isinstance(message, dict) and message.get("method") == "initialize"
+    return isinstance(message, dict) and message.get("method") == INITIALIZE
 
 
 async def _rpc_error(send: Send, code: int, message: str, data: Any = None) -> None:

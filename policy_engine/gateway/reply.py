@@ -9,6 +9,7 @@ from mcp_types import ErrorData, JSONRPCNotification, JSONRPCRequest, RequestId
 
 from policy_engine.interception import Refuse
 from policy_engine.wire import InterceptorError
+from policy_engine.wire.constants import CANCELLED
 from policy_engine.wire.errors import INVALID_PARAMS
 
 BLOCKED = "Interceptor validation failed"
@@ -59,6 +60,4 @@ def cancelled(request_id: RequestId, reason: Any) -> JSONRPCNotification:
     params: dict[str, Any] = {"requestId": request_id}
     if isinstance(reason, str):
         params["reason"] = reason
-    return JSONRPCNotification.model_construct(
-        jsonrpc="2.0", method="notifications/cancelled", params=params
-    )
+    return JSONRPCNotification.model_construct(jsonrpc="2.0", method=CANCELLED, params=params)

@@ -44,7 +44,7 @@ from policy_engine.interception import Forward, Interception, InterceptionSessio
 from policy_engine.observability import metrics
 from policy_engine.server import InterceptorService
 from policy_engine.wire import InterceptorError
-from policy_engine.wire.constants import HANDSHAKE_METHODS
+from policy_engine.wire.constants import CANCELLED, HANDSHAKE_METHODS, INITIALIZED
 from policy_engine.wire.errors import INTERNAL_ERROR
 
 from .backend import ORIGIN, BackendError, BackendSpec
@@ -173,13 +173,13 @@ class GatewaySession:
     async def _client_notification(self, message: JSONRPCNotification) -> None:
         logger.debug("client -> notification %s", message.method)
         params = message.params
-        if message.method == "notifications/cancelled":
+        if message.method == CANCELLED:
             scope = self._open.inflight.get((params or {}).get("requestId"))  # type: ignore[arg-type]
             if scope is not None:
                 scope.cancel()
             return
-        lazy = message.method == "notifications/initialized" and not self._backends.started
-        if message.method == "notifications/initialized":
+        lazy = message.method == INITIALIZED and not self._backends.started
+        if message.method == INITIALIZED:
             self.initialized.set()
         outcome = await self.chain.notification(
             message.method, params, origin="client", server=None
@@ -191,7 +191,7 @@ class GatewaySession:
                 self._backends.start_late, outcome if isinstance(outcome, Forward) else None
             )
             return
-        if self._backends.start_failed and message.method == "notifications/initialized":
+        if self._backends.start_failed and message.method == INITIALIZED:
             self._stop("the session's backends could not be started")
         if isinstance(outcome, Refuse) or self._backends.start_failed:
             return
