@@ -91,7 +91,7 @@ class BackendTraffic:
             return
         outcome = await self._chain.server_request(method, request.params, server=backend.name)
         if isinstance(outcome, Refuse):
-            await backend.answer(request.id, None, refusal_error(outcome))
+            await backend.answer(request.id, None, refusal_error(outcome.refusal))
             return
         front_id = f"gw-{next(self._front_ids)}"
         event = anyio.Event()
@@ -124,7 +124,7 @@ class BackendTraffic:
         assert isinstance(answer, JSONRPCResponse)
         checked = await self._chain.server_response(method, answer.result, server=backend.name)
         if isinstance(checked, Refuse):
-            await backend.answer(request.id, None, refusal_error(checked))
+            await backend.answer(request.id, None, refusal_error(checked.refusal))
         else:
             await backend.answer(request.id, checked.payload, None)
 
