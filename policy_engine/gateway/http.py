@@ -24,7 +24,11 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http import (
+    GET_STREAM_KEY,
+    MCP_SESSION_ID_HEADER,
+    StreamableHTTPServerTransport,
+)
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -161,6 +165,7 @@ class _Sessions:
                 task_status.started()
                 options = session_options(self.options, self.interception, key)
                 options.handshakes = self.handshakes
+                options.client_stream_open = lambda: _get_stream_open(transport)
                 session = GatewaySession(self.interception, options, write_stream)
                 # This task started inside the initialize request: its verified caller
                 # owns the session (the auth layer refuses the session to anyone else).
@@ -195,6 +200,13 @@ class _Sessions:
                 return
         logger.info("HTTP session %s closed: the client did not finish its handshake", key[:8])
         whole.cancel()
+
+
+def _get_stream_open(transport: StreamableHTTPServerTransport) -> bool:
+    """Whether the client's GET stream is open: the SDK's transport drops a message of
+    no request while it is not (it has no public test for it, so this reads the
+    table its own router reads)."""
+    return GET_STREAM_KEY in transport._request_streams
 
 
 def _client_address(scope: Scope) -> str:

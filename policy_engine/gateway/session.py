@@ -51,6 +51,7 @@ from .backend import ORIGIN, BackendError, BackendSpec
 from .backend_traffic import BackendTraffic
 from .eras import is_modern, modern_result
 from .handshakes import HandshakeCache
+from .held import ClientStream
 from .lifecycle import HANDSHAKE_TIMEOUT_S as HANDSHAKE_TIMEOUT_S
 from .lifecycle import SessionBackends
 from .reply import Reply, error_reply
@@ -75,6 +76,10 @@ class SessionOptions:
     back_channel: bool = True
     """Whether requests from a backend can reach the client. A stateless front has no
     session stream to carry them: they are refused, and the backend is told why."""
+    client_stream_open: Callable[[], bool] | None = None
+    """Whether the client's stream for messages of no request is open (an HTTP
+    session's GET stream); a backend's request waits for it (:mod:`.held`).
+    ``None``: always (stdio)."""
     handshakes: HandshakeCache | None = None
     """Start the backends lazily: answer ``initialize`` from this cache and start them
     when the client sends ``notifications/initialized`` (an HTTP session, which any
@@ -97,6 +102,7 @@ class GatewaySession:
             self._send_front,
             back_channel=options.back_channel,
             rootless=self.rootless,
+            client_stream=ClientStream(options.client_stream_open),
         )
         self._backends = SessionBackends(
             options, self._traffic.request, self._traffic.notification, self._open, self._stop

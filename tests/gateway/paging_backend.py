@@ -9,7 +9,9 @@ a client that declares roots for them, and otherwise (or when asking fails) serv
 DIR, the directory it was started with; ``fs-lazy`` asks only when the first call
 comes, and answers that call once the roots are in (a request the client gets on
 that call's own stream, so no race with the client opening its stream for
-requests from the server). Every page it is asked for, every call, get
+requests from the server); ``fs-eager`` asks right after the handshake as ``fs``
+does and records that it asked (``{"asked": "roots/list"}``), for a test that
+opens the client's stream only then. Every page it is asked for, every call, get
 and read it runs, and every roots answer it gets, is appended to LOG as a JSON line.
 """
 
@@ -135,8 +137,10 @@ for line in sys.stdin:
             serve(held)
         WAITING.clear()
         continue
-    if method == "notifications/initialized" and ASKS_ROOTS and MODE == "fs":
+    if method == "notifications/initialized" and ASKS_ROOTS and MODE in ("fs", "fs-eager"):
         write({"id": "roots-1", "method": "roots/list"})
+        if MODE == "fs-eager":
+            record({"asked": "roots/list"})
         continue
     if "id" not in message:
         continue
