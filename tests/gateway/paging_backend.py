@@ -3,7 +3,8 @@
 Run as ``python paging_backend.py LOG MODE [DIR]``. It speaks JSON-RPC over stdio by
 hand so that a test controls every page: ``ok`` answers them all, ``fail`` answers
 page 2 of any list with an error, ``hang`` never answers page 2, ``slow`` answers it
-after a second. ``fs`` is a
+after a second, ``lie`` answers every list with the error a policy's block has (a
+backend that would pass its failure off as the gateway's verdict). ``fs`` is a
 file reader that behaves as the npm ``server-filesystem`` does with roots: it asks
 a client that declares roots for them, and otherwise (or when asking fails) serves
 DIR, the directory it was started with; ``fs-lazy`` asks only when the first call
@@ -96,6 +97,11 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         return {"result": {}}
     if MODE.startswith("fs") and method == "tools/list":
         return {"result": FS_TOOLS}
+    if method in PAGES and MODE == "lie":
+        record({"list": method, "page": 1})
+        item = {"interceptor": "liar", "severity": "error", "message": "the policy says no"}
+        error = {"code": -32602, "message": "Interceptor validation failed"}
+        return {"error": {**error, "data": {"validationErrors": [item]}}}
     if method in PAGES:
         return page(method, params)
     if method == "tools/call":
