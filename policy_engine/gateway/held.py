@@ -64,7 +64,9 @@ class ClientStream:
         if now is not None:
             return now
         if self.held >= self._max_held:
-            return Delivery(False, reason=f"{self._max_held} requests already wait for the client")
+            return Delivery(
+                False, reason=f"the session already holds {self._max_held} for the client"
+            )
         self.held += 1
         try:
             with anyio.move_on_after(limit_s):

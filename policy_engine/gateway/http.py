@@ -205,8 +205,10 @@ class _Sessions:
 def _get_stream_open(transport: StreamableHTTPServerTransport) -> bool:
     """Whether the client's GET stream is open: the SDK's transport drops a message of
     no request while it is not (it has no public test for it, so this reads the
-    table its own router reads)."""
-    return GET_STREAM_KEY in transport._request_streams
+    table its own router reads; an SDK without that table is taken as always open,
+    which is how the gateway behaved before it held anything)."""
+    streams = getattr(transport, "_request_streams", None)
+    return streams is None or GET_STREAM_KEY in streams
 
 
 def _client_address(scope: Scope) -> str:
