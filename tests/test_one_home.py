@@ -76,9 +76,6 @@ def test_did_you_mean_comes_from_one_helper() -> None:
 
 
 CONSTANTS_HOME = PACKAGE / "wire" / "constants.py"
-# The gateway still spells single lifecycle messages inline (`== "initialize"`) while it is
-# being reworked; its handshake set and every interceptor method come from wire.constants.
-GATEWAY_PENDING = {"initialize", "notifications/initialized", "notifications/cancelled"}
 
 
 def test_method_names_and_their_sets_live_in_wire_constants() -> None:
@@ -91,8 +88,66 @@ def test_method_names_and_their_sets_live_in_wire_constants() -> None:
         for path, tree in _modules()
         if path != CONSTANTS_HOME
         for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and node.value in names
-        and not (path.parent.name == "gateway" and node.value in GATEWAY_PENDING)
+        if isinstance(node, ast.Constant) and node.value in names
     ]
     assert found == [], "use wire.constants:\n" + "\n".join(found)
+
+
+def _blocked_text_names() -> set[str]:
+    """Every name a module binds to the blocked text (``VALIDATION_FAILED``, or a local
+    copy such as the gateway's old ``BLOCKED``)."""
+    from policy_engine.wire.errors import VALIDATION_FAILED
+
+    names = {"VALIDATION_FAILED"}
+    for _, tree in _modules():
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Assign | ast.AnnAssign)
+                and isinstance(node.value, ast.Constant)
+                and node.value.value == VALIDATION_FAILED
+            ):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+def test_no_module_tells_a_block_by_its_message() -> None:
+    """Whether a policy refused is `Refusal.blocked_by_policy`: a host that compared an
+    error's message with the SEP's text would take a backend's (or a hostile peer's)
+    error for the policy's own, and a renamed message would silently stop matching."""
+    from policy_engine.wire.errors import VALIDATION_FAILED
+
+    names = _blocked_text_names()
+
+    def blocked_text(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value == VALIDATION_FAILED
+        if isinstance(node, ast.Name):
+            return node.id in names
+        if isinstance(node, ast.Attribute):
+            return node.attr in names
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return any(blocked_text(element) for element in node.elts)
+        return False
+
+    found = [
+        _where(path, node)
+        for path, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        and any(blocked_text(operand) for operand in [node.left, *node.comparators])
+    ]
+    assert found == [], "ask Refusal.blocked_by_policy:\n" + "\n".join(found)
+
+
+def test_the_blocked_text_is_spelled_only_in_wire_errors() -> None:
+    from policy_engine.wire.errors import VALIDATION_FAILED
+
+    found = [
+        _where(path, node)
+        for path, tree in _modules()
+        if path != JSONRPC_HOME
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value == VALIDATION_FAILED
+    ]
+    assert found == [], "use wire.errors.VALIDATION_FAILED or a Refusal:\n" + "\n".join(found)

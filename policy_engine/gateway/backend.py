@@ -49,6 +49,7 @@ from policy_engine.chain.stdio_transport import unwritable, unwritable_request
 from policy_engine.chain.transports import client_transport
 from policy_engine.observability import metrics
 from policy_engine.wire import InterceptorError
+from policy_engine.wire.constants import CANCELLED
 from policy_engine.wire.errors import INTERNAL_ERROR, REQUEST_TIMEOUT
 
 logger = logging.getLogger("policyc.gateway")
@@ -380,7 +381,7 @@ class Backend:
             logger.info("could not answer backend %s: not connected", self.name)
 
     async def _cancel(self, request_id: RequestId, reason: str) -> None:
-        await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+        await self.notify(CANCELLED, {"requestId": request_id, "reason": reason})
 
     def unavailable(self, reason: str) -> InterceptorError:
         return InterceptorError(

@@ -3,8 +3,9 @@ elicitation, roots) forwarded to the client and its answer back, a backend's
 notifications, each through the chain.
 
 A backend's request gets a gateway id of its own towards the client and rides
-on the newest open client request (HTTP needs a stream to put it on); a
-front without a session stream (``--stateless``) refuses it, and the backend
+on the newest open client request (HTTP needs a stream to put it on), or on the
+stream for messages of no request, held until the client has opened it
+(:mod:`.held`); a front without a session stream (``--stateless``) refuses it, and the backend
 is told why. A progress or log notification goes with the client request it
 belongs to, when that is certain.
 """
@@ -32,9 +33,11 @@ from mcp_types import (
 
 from policy_engine.interception import LIST_CHANGED, InterceptionSession, Refuse
 from policy_engine.wire import InterceptorError
+from policy_engine.wire.constants import CANCELLED
 from policy_engine.wire.errors import INVALID_REQUEST, REQUEST_TIMEOUT
 
 from .backend import Backend
+from .held import ClientStream
 from .reply import cancelled, error_reply, refusal_error, request_message
 from .scope import OpenRequests
 
@@ -55,12 +58,14 @@ class BackendTraffic:
         *,
         back_channel: bool,
         rootless: set[str],
+        client_stream: ClientStream | None = None,
     ):
         self._chain = chain
         self._open = open_requests
         self._send_front = send_front
         self._back_channel = back_channel
         self._rootless = rootless
+        self._client_stream = client_stream or ClientStream(None)
         self._front_ids = itertools.count(1)
         self._awaiting: dict[RequestId, tuple[anyio.Event, list[JSONRPCMessage]]] = {}
         self._s2c: dict[tuple[str, RequestId], tuple[RequestId, anyio.CancelScope]] = {}
@@ -90,7 +95,16 @@ class BackendTraffic:
             return
         outcome = await self._chain.server_request(method, request.params, server=backend.name)
         if isinstance(outcome, Refuse):
-            await backend.answer(request.id, None, refusal_error(outcome))
+            await backend.answer(request.id, None, refusal_error(outcome.refusal))
+            return
+        delivery = await self._client_stream.wait(self._open.latest, backend.spec.timeout_s)
+        if not delivery.deliverable:
+            logger.warning(
+                "backend %s: %s not delivered: %s", backend.name, method, delivery.reason
+            )
+            data = {"server": backend.name, "reason": delivery.reason}
+            error = InterceptorError(REQUEST_TIMEOUT, "Client did not answer in time", data)
+            await backend.answer(request.id, None, error_reply(error).error)
             return
         front_id = f"gw-{next(self._front_ids)}"
         event = anyio.Event()
@@ -101,7 +115,7 @@ class BackendTraffic:
         try:
             with scope:
                 forwarded = request_message(front_id, method, outcome.payload)
-                await self._send_front(forwarded, self._open.latest())
+                await self._send_front(forwarded, delivery.related)
                 with anyio.move_on_after(backend.spec.timeout_s) as wait:
                     await event.wait()
                 if wait.cancelled_caught:
@@ -123,7 +137,7 @@ class BackendTraffic:
         assert isinstance(answer, JSONRPCResponse)
         checked = await self._chain.server_response(method, answer.result, server=backend.name)
         if isinstance(checked, Refuse):
-            await backend.answer(request.id, None, refusal_error(checked))
+            await backend.answer(request.id, None, refusal_error(checked.refusal))
         else:
             await backend.answer(request.id, checked.payload, None)
 
@@ -132,7 +146,7 @@ class BackendTraffic:
         cancels the backend's request the client is answering)."""
         logger.debug("%s -> notification %s", backend.name, message.method)
         params = message.params
-        if message.method == "notifications/cancelled":
+        if message.method == CANCELLED:
             found = self._s2c.get((backend.name, (params or {}).get("requestId")))  # type: ignore[arg-type]
             if found is not None:
                 front_id, scope = found

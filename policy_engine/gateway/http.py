@@ -24,7 +24,11 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http import (
+    GET_STREAM_KEY,
+    MCP_SESSION_ID_HEADER,
+    StreamableHTTPServerTransport,
+)
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -39,6 +43,7 @@ from policy_engine.server.limits import TransportLimits, message_limit
 from policy_engine.server.oauth import TokenVerifier
 from policy_engine.server.rejections import RejectionLog
 from policy_engine.server.resource_server import ResourceServerMiddleware, current_principal
+from policy_engine.wire.constants import INITIALIZE
 from policy_engine.wire.errors import INVALID_REQUEST
 
 from .backend import describe
@@ -160,6 +165,7 @@ class _Sessions:
                 task_status.started()
                 options = session_options(self.options, self.interception, key)
                 options.handshakes = self.handshakes
+                options.client_stream_open = lambda: _get_stream_open(transport)
                 session = GatewaySession(self.interception, options, write_stream)
                 # This task started inside the initialize request: its verified caller
                 # owns the session (the auth layer refuses the session to anyone else).
@@ -196,6 +202,15 @@ class _Sessions:
         whole.cancel()
 
 
+def _get_stream_open(transport: StreamableHTTPServerTransport) -> bool:
+    """Whether the client's GET stream is open: the SDK's transport drops a message of
+    no request while it is not (it has no public test for it, so this reads the
+    table its own router reads; an SDK without that table is taken as always open,
+    which is how the gateway behaved before it held anything)."""
+    streams = getattr(transport, "_request_streams", None)
+    return streams is None or GET_STREAM_KEY in streams
+
+
 def _client_address(scope: Scope) -> str:
     client = scope.get("client")
     return str(client[0]) if client else "unknown"
@@ -230,7 +245,7 @@ def _is_initialize(body: bytes) -> bool:
         message = json.loads(body)
     except ValueError:
         return False
-    return isinstance(message, dict) and message.get("method") == "initialize"
+    return isinstance(message, dict) and message.get("method") == INITIALIZE
 
 
 async def _rpc_error(send: Send, code: int, message: str, data: Any = None) -> None:

@@ -21,6 +21,7 @@ from policy_engine.interception import Forward
 from policy_engine.observability import metrics
 from policy_engine.server import EXTENSION_ID
 from policy_engine.wire import InterceptorError
+from policy_engine.wire.constants import INITIALIZE, INITIALIZED
 from policy_engine.wire.errors import INTERNAL_ERROR
 
 from .backend import Backend, BackendError, NotificationHandler, RequestHandler, describe
@@ -97,12 +98,12 @@ class SessionBackends:
         (``initialized``: the notification as the chain passed it; ``None`` if refused)."""
         try:
             await self.connect_all(ready=False)
-            method, params = self._handshake or ("initialize", None)
+            method, params = self._handshake or (INITIALIZE, None)
             for backend in self.order:
                 limit = max(backend.spec.timeout_s, HANDSHAKE_TIMEOUT_S)
                 await backend.request(method, params, timeout_s=limit)
                 if initialized is not None:
-                    await backend.notify("notifications/initialized", initialized.payload)
+                    await backend.notify(INITIALIZED, initialized.payload)
                 self._ready[backend.name].set()
         except Exception as err:
             self.start_failed = True
@@ -134,9 +135,9 @@ class SessionBackends:
     async def open_handshake(self, params: dict[str, Any]) -> dict[str, Any]:
         """The gateway's own ``initialize`` with every backend, for a front whose clients
         share these connections; the (merged) result answers their handshakes."""
-        reply = await self.handshake_with("initialize", params)
+        reply = await self.handshake_with(INITIALIZE, params)
         for backend in self.order:
-            await backend.notify("notifications/initialized", None)
+            await backend.notify(INITIALIZED, None)
         assert reply.result is not None
         return reply.result
 
@@ -150,11 +151,11 @@ class SessionBackends:
                 logger.warning("backend %s did not answer a ping: %s", backend.name, err)
 
     async def handshake_with(self, method: str, params: dict[str, Any] | None) -> Reply:
-        if method == "initialize":
+        if method == INITIALIZE:
             self._handshake = (method, params)
         cache = self.options.handshakes
         try:
-            if cache is not None and method == "initialize" and not self.started:
+            if cache is not None and method == INITIALIZE and not self.started:
                 result = await cache.answer(params, lambda: self._learn_handshake(params))
             else:
                 if not self.started:
@@ -174,7 +175,7 @@ class SessionBackends:
     async def _learn_handshake(self, params: dict[str, Any] | None) -> dict[str, Any]:
         """The first session to ask for this version starts its backends to learn it."""
         await self.connect_all(ready=True)
-        return await self._backends_handshake("initialize", params)
+        return await self._backends_handshake(INITIALIZE, params)
 
     async def _backends_handshake(
         self, method: str, params: dict[str, Any] | None
@@ -216,7 +217,7 @@ class SessionBackends:
                 method, params = self._handshake
                 limit = max(spec.timeout_s, HANDSHAKE_TIMEOUT_S)
                 await backend.request(method, params, timeout_s=limit)
-                await backend.notify("notifications/initialized", None)
+                await backend.notify(INITIALIZED, None)
             logger.warning("backend %s restarted", spec.name)
         except Exception as err:
             logger.error("backend %s could not be restarted: %s", spec.name, err)

@@ -14,10 +14,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from mcp_types import ErrorData
 
 from policy_engine.interception import InterceptionSession
-from policy_engine.wire import InterceptorError
+from policy_engine.wire import InterceptorError, Refusal
 from policy_engine.wire.errors import INTERNAL_ERROR, METHOD_NOT_FOUND
 
 from .backend import Backend, BackendError
@@ -30,7 +29,7 @@ from .federation import (
     merge_named,
     merge_uris,
 )
-from .reply import BLOCKED, Reply, error_reply
+from .reply import Reply, error_reply, refusal_error
 from .scope import SCOPE
 
 logger = logging.getLogger("policyc.gateway")
@@ -83,13 +82,11 @@ class Listings:
         if failure is None:
             chain.listed(method, backend.name, _uri_templates(templates))
             return None
-        error = failure.error
-        if error is not None and error.message == BLOCKED:
+        if failure.blocked_by_policy:
             return failure  # the policy refused the list itself: its own words
         logger.warning("backend %s: %s failed; refused the call it governs", backend.name, method)
-        reason = f"the gateway could not list every page of {method} to check this call"
-        data = {"reason": reason, "listing": method, "server": backend.name}
-        return Reply(error=ErrorData(code=INTERNAL_ERROR, message="Listing failed", data=data))
+        refusal = _listing_failed(method, backend.name)
+        return Reply(error=refusal_error(refusal), refusal=refusal)
 
     async def federated_list(self, method: str) -> Reply:
         """Every backend's whole list (all pages), each through the chain, merged.
@@ -109,9 +106,9 @@ class Listings:
                 pages.append((backend.name, {key: items}))
                 hints.append(hint)
                 continue
+            if failure.blocked_by_policy:
+                return failure  # the policy refused this backend's list: the merged one too
             error = failure.error
-            if error is not None and error.message == BLOCKED:
-                return failure
             reason = error.message if error is not None else "no result"
             logger.warning("backend %s left out of %s: %s", backend.name, method, reason)
             failures.append(failure)
@@ -147,6 +144,13 @@ class Listings:
                 return items, None
         logger.warning("backend %s: %s has more than %d pages", backend.name, method, _MAX_PAGES)
         return items, None
+
+
+def _listing_failed(method: str, server: str) -> Refusal:
+    """The gateway could not check a call (not a policy's verdict): fail closed, and say so."""
+    reason = f"the gateway could not list every page of {method} to check this call"
+    data: dict[str, Any] = {"reason": reason, "listing": method, "server": server}
+    return Refusal(INTERNAL_ERROR, "Listing failed", data, blocked_by_policy=False)
 
 
 def _uri_templates(templates: list[Any]) -> list[str]:

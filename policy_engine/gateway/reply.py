@@ -8,21 +8,30 @@ from typing import Any
 from mcp_types import ErrorData, JSONRPCNotification, JSONRPCRequest, RequestId
 
 from policy_engine.interception import Refuse
-from policy_engine.wire import InterceptorError
-from policy_engine.wire.errors import INVALID_PARAMS
-
-BLOCKED = "Interceptor validation failed"
-"""The message of the error a refusal without words of its own becomes."""
+from policy_engine.wire import InterceptorError, Refusal
+from policy_engine.wire.constants import CANCELLED
 
 
 class Reply:
-    """One request's answer: a result or an error."""
+    """One request's answer: a result or an error, and the refusal it stands for when
+    the gateway refused (what a list merge asks: did a policy refuse, or did it fail?)."""
 
-    __slots__ = ("error", "result")
+    __slots__ = ("error", "refusal", "result")
 
-    def __init__(self, result: dict[str, Any] | None = None, error: ErrorData | None = None):
+    def __init__(
+        self,
+        result: dict[str, Any] | None = None,
+        error: ErrorData | None = None,
+        refusal: Refusal | None = None,
+    ):
         self.result = result
         self.error = error
+        self.refusal = refusal
+
+    @property
+    def blocked_by_policy(self) -> bool:
+        """A policy refused this request here (a backend's own error never counts)."""
+        return self.refusal is not None and self.refusal.blocked_by_policy
 
 
 def error_reply(err: InterceptorError) -> Reply:
@@ -30,17 +39,15 @@ def error_reply(err: InterceptorError) -> Reply:
 
 
 def refused_reply(refuse: Refuse) -> Reply:
-    if refuse.result is not None:
-        return Reply(result=refuse.result)
-    assert refuse.error is not None
-    return error_reply(refuse.error)
+    """The gateway's answer for a refusal: its tool result, or its error."""
+    if refuse.as_result:
+        return Reply(result=refuse.refusal.to_result(), refusal=refuse.refusal)
+    return Reply(error=refusal_error(refuse.refusal), refusal=refuse.refusal)
 
 
-def refusal_error(refuse: Refuse) -> ErrorData:
-    err = refuse.error or InterceptorError(INVALID_PARAMS, BLOCKED)
-    reply = error_reply(err)
-    assert reply.error is not None
-    return reply.error
+def refusal_error(refusal: Refusal) -> ErrorData:
+    """A refusal as the JSON-RPC error the gateway writes (a backend's request refused)."""
+    return ErrorData(code=refusal.code, message=refusal.message, data=refusal.to_error_data())
 
 
 def request_message(
@@ -59,6 +66,4 @@ def cancelled(request_id: RequestId, reason: Any) -> JSONRPCNotification:
     params: dict[str, Any] = {"requestId": request_id}
     if isinstance(reason, str):
         params["reason"] = reason
-    return JSONRPCNotification.model_construct(
-        jsonrpc="2.0", method="notifications/cancelled", params=params
-    )
+    return JSONRPCNotification.model_construct(jsonrpc="2.0", method=CANCELLED, params=params)

@@ -44,13 +44,14 @@ from policy_engine.interception import Forward, Interception, InterceptionSessio
 from policy_engine.observability import metrics
 from policy_engine.server import InterceptorService
 from policy_engine.wire import InterceptorError
-from policy_engine.wire.constants import HANDSHAKE_METHODS
+from policy_engine.wire.constants import CANCELLED, HANDSHAKE_METHODS, INITIALIZED
 from policy_engine.wire.errors import INTERNAL_ERROR
 
 from .backend import ORIGIN, BackendError, BackendSpec
 from .backend_traffic import BackendTraffic
 from .eras import is_modern, modern_result
 from .handshakes import HandshakeCache
+from .held import ClientStream
 from .lifecycle import HANDSHAKE_TIMEOUT_S as HANDSHAKE_TIMEOUT_S
 from .lifecycle import SessionBackends
 from .reply import Reply, error_reply
@@ -75,6 +76,10 @@ class SessionOptions:
     back_channel: bool = True
     """Whether requests from a backend can reach the client. A stateless front has no
     session stream to carry them: they are refused, and the backend is told why."""
+    client_stream_open: Callable[[], bool] | None = None
+    """Whether the client's stream for messages of no request is open (an HTTP
+    session's GET stream); a backend's request waits for it (:mod:`.held`).
+    ``None``: always (stdio)."""
     handshakes: HandshakeCache | None = None
     """Start the backends lazily: answer ``initialize`` from this cache and start them
     when the client sends ``notifications/initialized`` (an HTTP session, which any
@@ -97,6 +102,7 @@ class GatewaySession:
             self._send_front,
             back_channel=options.back_channel,
             rootless=self.rootless,
+            client_stream=ClientStream(options.client_stream_open),
         )
         self._backends = SessionBackends(
             options, self._traffic.request, self._traffic.notification, self._open, self._stop
@@ -173,13 +179,13 @@ class GatewaySession:
     async def _client_notification(self, message: JSONRPCNotification) -> None:
         logger.debug("client -> notification %s", message.method)
         params = message.params
-        if message.method == "notifications/cancelled":
+        if message.method == CANCELLED:
             scope = self._open.inflight.get((params or {}).get("requestId"))  # type: ignore[arg-type]
             if scope is not None:
                 scope.cancel()
             return
-        lazy = message.method == "notifications/initialized" and not self._backends.started
-        if message.method == "notifications/initialized":
+        lazy = message.method == INITIALIZED and not self._backends.started
+        if message.method == INITIALIZED:
             self.initialized.set()
         outcome = await self.chain.notification(
             message.method, params, origin="client", server=None
@@ -191,7 +197,7 @@ class GatewaySession:
                 self._backends.start_late, outcome if isinstance(outcome, Forward) else None
             )
             return
-        if self._backends.start_failed and message.method == "notifications/initialized":
+        if self._backends.start_failed and message.method == INITIALIZED:
             self._stop("the session's backends could not be started")
         if isinstance(outcome, Refuse) or self._backends.start_failed:
             return

@@ -51,6 +51,7 @@ from policy_engine import __version__
 from policy_engine.flow import Fingerprinter
 from policy_engine.interception import Interception
 from policy_engine.server.resource_server import current_principal
+from policy_engine.wire.constants import CANCELLED, INITIALIZE
 from policy_engine.wire.errors import INTERNAL_ERROR
 
 from .session import SessionOptions
@@ -285,7 +286,7 @@ class StatelessFront(_Front):
             return
         request, decoded, has_sse = found
         message = _request_of(decoded)
-        if message is not None and message.method == "initialize":
+        if message is not None and message.method == INITIALIZE:
             assert self._handshake is not None
             issued = self._signer.issue(_owner())
             header = [(MCP_SESSION_ID_HEADER.encode(), issued.encode())]
@@ -301,7 +302,7 @@ class StatelessFront(_Front):
             await _reject(send, 404, None, INVALID_REQUEST, "Session not found")
             return
         if isinstance(decoded, dict) and "id" not in decoded and "method" in decoded:
-            if decoded["method"] == "notifications/cancelled":
+            if decoded["method"] == CANCELLED:
                 params = decoded.get("params")
                 if isinstance(params, dict) and isinstance(params.get("requestId"), str | int):
                     self.shared.cancel(session_id, params["requestId"])

@@ -13,18 +13,16 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-from policy_engine.wire import ChainExecutionResult, InterceptorError, PolicycError
-from policy_engine.wire.errors import INVALID_PARAMS
-
-_VALIDATION_FAILED = "Interceptor validation failed"
+from policy_engine.wire import ChainExecutionResult, InterceptorError, PolicycError, Refusal
 
 
 class PolicyBlocked(PolicycError, MCPError):
     """A call or its result refused by policy.
 
-    ``error`` is the SEP error object (``code``, ``message``, ``data``) the
-    peer sees; ``run`` is the failed chain run, if a chain ran (not for an
-    element an earlier list hid). ``str()`` names the interceptor, the rule
+    ``refusal`` is what was refused and whether a policy decided it
+    (:attr:`blocked_by_policy`); its error object (``code``, ``message``,
+    ``data``) is what the peer sees. ``run`` is the failed chain run, if a
+    chain ran (not for an element an earlier list hid). ``str()`` names the interceptor, the rule
     and its message: ``tools/call blocked by policy: integ-guard (rule
     integ-guard:4): shell commands are not allowed``.
     """
@@ -32,15 +30,19 @@ class PolicyBlocked(PolicycError, MCPError):
     def __init__(
         self,
         method: str,
-        error: InterceptorError | None,
+        refusal: Refusal,
         run: ChainExecutionResult | None,
     ) -> None:
-        # A result-style block carries no error of its own: the SEP error it stands for.
-        wire = error or InterceptorError(INVALID_PARAMS, _VALIDATION_FAILED)
-        super().__init__(wire.code, wire.message, wire.data)
+        super().__init__(refusal.code, refusal.message, refusal.to_error_data())
         self.method = method
+        self.refusal = refusal
         self.run = run
-        self.reason = blocked_reason(wire, run)
+        self.reason = blocked_reason(refusal.to_exception(), run)
+
+    @property
+    def blocked_by_policy(self) -> bool:
+        """A policy refused (``False``: the chain could not decide, e.g. it timed out)."""
+        return self.refusal.blocked_by_policy
 
     def __str__(self) -> str:
         return f"{self.method} blocked by policy: {self.reason}"

@@ -55,11 +55,9 @@ from policy_engine.interception import (
     Refuse,
 )
 from policy_engine.wire import (
-    InterceptorError,
     InterceptorOverrides,
     Principal,
 )
-from policy_engine.wire.errors import INVALID_PARAMS
 
 from .blocked import PolicyBlocked
 from .chain import Providers, local_chain
@@ -73,13 +71,14 @@ def _dump(model: BaseModel) -> dict[str, Any]:
 
 
 def _raise(method: str, refusal: Refuse) -> NoReturn:
-    # A result-style block (error None): the SEP error rides in its _meta.
-    raise PolicyBlocked(method, refusal.error, refusal.run)
+    # The caller gets the exception whichever block form the policy chose.
+    raise PolicyBlocked(method, refusal.refusal, refusal.run)
 
 
 def _error_data(refusal: Refuse) -> ErrorData:
-    error = refusal.error or InterceptorError(INVALID_PARAMS, "Interceptor validation failed")
-    return ErrorData(code=error.code, message=error.message, data=error.data)
+    """A refused server request's answer to the server: the refusal's JSON-RPC error."""
+    wire = refusal.refusal
+    return ErrorData(code=wire.code, message=wire.message, data=wire.to_error_data())
 
 
 class PolicyClient:

@@ -41,7 +41,7 @@ from policy_engine.interception import (
     InterceptionSession,
     Refuse,
 )
-from policy_engine.wire import InterceptorError, InterceptorOverrides, Principal
+from policy_engine.wire import InterceptorOverrides, Principal, Refusal
 from policy_engine.wire.constants import SKIPPED_METHODS
 from policy_engine.wire.errors import INTERNAL_ERROR
 
@@ -307,10 +307,9 @@ class FastMCPPolicyMiddleware(Middleware):
         try:
             return _rebuilt(items, wire, answer.get(listing.key), listing.ident)
         except _Unrepresentable as why:
-            error = InterceptorError(
-                INTERNAL_ERROR, "Interceptor chain failed", {"reason": str(why)}
-            )
-            raise PolicyBlocked(method, error, None) from None
+            data = {"reason": str(why)}
+            refusal = Refusal(INTERNAL_ERROR, "Interceptor chain failed", data, False)
+            raise PolicyBlocked(method, refusal, None) from None
 
     async def _learn(
         self, context: MiddlewareContext[Any], session: InterceptionSession, call: str
@@ -376,13 +375,13 @@ def _payload(outcome: Forward) -> dict[str, Any]:
 
 
 def _blocked(method: str, refusal: Refuse) -> PolicyBlocked:
-    return PolicyBlocked(method, refusal.error, refusal.run)
+    return PolicyBlocked(method, refusal.refusal, refusal.run)
 
 
 def _refused(method: str, refusal: Refuse) -> dict[str, Any]:
     """A block result is the answer; a block error is raised, as in the ``mcp`` middleware."""
-    if refusal.result is not None:
-        return refusal.result
+    if refusal.as_result:
+        return refusal.refusal.to_result()
     raise _blocked(method, refusal)
 
 

@@ -150,9 +150,9 @@ def _as_dict(result: HandlerResult) -> dict[str, Any]:
 def _refused(method: str, refusal: Refuse) -> dict[str, Any]:
     """A block result is the answer; a block error leaves as the JSON-RPC error,
     raised as `PolicyBlocked` so outer middleware and logs read who refused and why."""
-    if refusal.result is not None:
-        return refusal.result
-    raise PolicyBlocked(method, refusal.error, refusal.run)
+    if refusal.as_result:
+        return refusal.refusal.to_result()
+    raise PolicyBlocked(method, refusal.refusal, refusal.run)
 
 
 class UnsupportedServer(PolicycError, TypeError):

@@ -31,16 +31,13 @@ from policy_engine.wire import (
     InvocationContext,
     Phase,
     Principal,
+    Refusal,
     Side,
     ValidationMessage,
     ValidationSummary,
 )
 from policy_engine.wire.constants import SKIPPED_METHODS
-from policy_engine.wire.errors import (
-    INTERNAL_ERROR,
-    chain_validation_failed,
-    validation_error_item,
-)
+from policy_engine.wire.errors import INTERNAL_ERROR, validation_error_item
 
 Role = Literal["client", "server"]
 """The side of the trust boundary the host acts for."""
@@ -52,9 +49,6 @@ Origin = Literal["client", "server"]
 
 INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 """Requests whose 2026-07-28 result may be an ``InputRequiredResult``."""
-
-BLOCKED_META_KEY = "io.policyc/blocked"
-"""``_meta`` key of an ``isError`` block result: the SEP error data, for programs."""
 
 _CARRIED = ("inputResponses", "requestState")
 _MAX_REMEMBERED_INPUTS = 1024
@@ -91,12 +85,23 @@ class Forward:
 
 @dataclass(frozen=True)
 class Refuse:
-    """Answer the sender instead: with ``error`` or, for a blocked tool call, ``result``."""
+    """Answer the sender instead: with the refusal's error or, for a blocked tool call
+    under ``block_style="result"`` (``as_result``), its ``isError`` result."""
 
-    error: InterceptorError | None = None
-    result: dict[str, Any] | None = None
+    refusal: Refusal
+    as_result: bool = False
     run: ChainExecutionResult | None = None
     """The failed chain run, when a chain refused (not for a hidden element)."""
+
+    @property
+    def error(self) -> InterceptorError | None:
+        """The JSON-RPC error to answer with, or ``None`` when a result answers."""
+        return None if self.as_result else self.refusal.to_exception()
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The ``isError`` tool result to answer with, or ``None`` when an error answers."""
+        return self.refusal.to_result() if self.as_result else None
 
 
 Outcome = Forward | Refuse
@@ -196,7 +201,9 @@ class Interception:
         error = chain_error(result)
         if error is None:  # pragma: no cover - only failed results are refused
             raise ValueError("refusal of a successful chain")
-        return replace(self.refuse_with(event, error), run=result)
+        # A validator's verdict is the policy's; a timeout or a failed mutation is not.
+        refusal = Refusal.of(error, blocked_by_policy=result.status == "validation_failed")
+        return replace(self.refuse_with(event, refusal), run=result)
 
     def record_refusal(
         self,
@@ -238,23 +245,14 @@ class Interception:
         run = ChainRun(event, "request", side, "client", server, session_id, result, payload, who)
         self.observer(run)
 
-    def refuse_with(self, event: str, error: InterceptorError) -> Refuse:
-        """The configured block form of ``error`` for a message of ``event``."""
-        if self.block_style == "result" and event == "tools/call" and error.code != INTERNAL_ERROR:
-            return Refuse(result=blocked_result(error))
-        return Refuse(error=error)
-
-
-def blocked_result(error: InterceptorError) -> dict[str, Any]:
-    """A ``tools/call`` result the model can read; the SEP data rides in ``_meta``."""
-    data = error.data or {}
-    reasons = [item["message"] for item in data.get("validationErrors", []) if "message" in item]
-    text = "; ".join(reasons) or error.message
-    return {
-        "content": [{"type": "text", "text": f"Blocked by policy: {text}"}],
-        "isError": True,
-        "_meta": {BLOCKED_META_KEY: {"code": error.code, "message": error.message, **data}},
-    }
+    def refuse_with(self, event: str, refusal: Refusal) -> Refuse:
+        """The configured block form of ``refusal`` for a message of ``event``."""
+        as_result = (
+            self.block_style == "result"
+            and event == "tools/call"
+            and refusal.code != INTERNAL_ERROR
+        )
+        return Refuse(refusal, as_result=as_result)
 
 
 class InputKeys(Protocol):
@@ -508,7 +506,7 @@ class InterceptionSession:
             payload=params,
         )
         item = validation_error_item(by, "error", why)
-        return self.core.refuse_with(method, chain_validation_failed([item]))
+        return self.core.refuse_with(method, Refusal.by_policy([item]))
 
     def _offered(self, key: tuple[str, str | None], ident: Any) -> bool:
         if not isinstance(ident, str):
@@ -572,7 +570,7 @@ class InterceptionSession:
 
     def _unanswerable(self, why: str) -> Refuse:
         item = validation_error_item("gateway", "error", f"{why} of this request")
-        return self.core.refuse_with("inputResponses", chain_validation_failed([item]))
+        return self.core.refuse_with("inputResponses", Refusal.by_policy([item]))
 
     def _remember_input(self, asked: Asked, key: str, method: str) -> None:
         if self.input_keys is not None:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     )
     from .priority import PhasePriority, PriorityHint, resolve_priority
     from .provider import InterceptorProvider, ProviderTraits
+    from .refusal import Refusal
     from .run import RunState
 
 
@@ -76,6 +77,7 @@ _HOMES = {
     "Principal": ".invoke",
     "PriorityHint": ".priority",
     "ProviderTraits": ".provider",
+    "Refusal": ".refusal",
     "RunState": ".run",
     "STANDARD_EVENTS": ".events",
     "Severity": ".constants",
@@ -133,6 +135,7 @@ __all__ = [
     "Principal",
     "PriorityHint",
     "ProviderTraits",
+    "Refusal",
     "RunState",
     "Severity",
     "Side",

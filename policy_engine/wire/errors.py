@@ -21,6 +21,10 @@ REQUEST_TIMEOUT = -32001
 UNAUTHORIZED = -32001
 """An HTTP request refused for its bearer token (401/403); MCP servers answer it this way."""
 
+VALIDATION_FAILED = "Interceptor validation failed"
+"""The SEP's message for a policy's block. Hosts never compare a message with it: a
+:class:`~policy_engine.wire.refusal.Refusal` says whether a policy refused."""
+
 
 class PolicycError(Exception):
     """Base of every error policyc raises on purpose: catch this to catch them all.
@@ -85,9 +89,7 @@ def timed_out(name: str, timeout_ms: int, phase: Phase) -> InterceptorError:
 
 def chain_validation_failed(errors: list[dict[str, Any]]) -> InterceptorError:
     """``errors`` items: {interceptor, severity, message, path?}."""
-    return InterceptorError(
-        INVALID_PARAMS, "Interceptor validation failed", {"validationErrors": errors}
-    )
+    return InterceptorError(INVALID_PARAMS, VALIDATION_FAILED, {"validationErrors": errors})
 
 
 def chain_mutation_failed(name: str, reason: str | None = None) -> InterceptorError:

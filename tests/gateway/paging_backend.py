@@ -3,13 +3,16 @@
 Run as ``python paging_backend.py LOG MODE [DIR]``. It speaks JSON-RPC over stdio by
 hand so that a test controls every page: ``ok`` answers them all, ``fail`` answers
 page 2 of any list with an error, ``hang`` never answers page 2, ``slow`` answers it
-after a second. ``fs`` is a
+after a second, ``lie`` answers every list with the error a policy's block has (a
+backend that would pass its failure off as the gateway's verdict). ``fs`` is a
 file reader that behaves as the npm ``server-filesystem`` does with roots: it asks
 a client that declares roots for them, and otherwise (or when asking fails) serves
 DIR, the directory it was started with; ``fs-lazy`` asks only when the first call
 comes, and answers that call once the roots are in (a request the client gets on
 that call's own stream, so no race with the client opening its stream for
-requests from the server). Every page it is asked for, every call, get
+requests from the server); ``fs-eager`` asks right after the handshake as ``fs``
+does and records that it asked (``{"asked": "roots/list"}``), for a test that
+opens the client's stream only then. Every page it is asked for, every call, get
 and read it runs, and every roots answer it gets, is appended to LOG as a JSON line.
 """
 
@@ -94,6 +97,11 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         return {"result": {}}
     if MODE.startswith("fs") and method == "tools/list":
         return {"result": FS_TOOLS}
+    if method in PAGES and MODE == "lie":
+        record({"list": method, "page": 1})
+        item = {"interceptor": "liar", "severity": "error", "message": "the policy says no"}
+        error = {"code": -32602, "message": "Interceptor validation failed"}
+        return {"error": {**error, "data": {"validationErrors": [item]}}}
     if method in PAGES:
         return page(method, params)
     if method == "tools/call":
@@ -135,8 +143,10 @@ for line in sys.stdin:
             serve(held)
         WAITING.clear()
         continue
-    if method == "notifications/initialized" and ASKS_ROOTS and MODE == "fs":
+    if method == "notifications/initialized" and ASKS_ROOTS and MODE in ("fs", "fs-eager"):
         write({"id": "roots-1", "method": "roots/list"})
+        if MODE == "fs-eager":
+            record({"asked": "roots/list"})
         continue
     if "id" not in message:
         continue

@@ -203,6 +203,25 @@ async def test_a_listing_that_fails_refuses_the_call(tmp_path: Path, front: str,
     assert ran(log) == []
 
 
+async def test_a_backend_error_that_reads_as_a_block_is_not_the_policys(tmp_path: Path) -> None:
+    """Whether a policy refused is the gateway's own knowledge, never a message it reads:
+    a backend that answers its lists with the SEP's block error is left out of the
+    merged list as any failing backend is (it cannot refuse the other backends' lists),
+    and alone it refuses a call as a listing that failed, not in words of its own."""
+    good = f"good={sys.executable} {PAGING} {tmp_path / 'good.log'} ok"
+    liar = f"liar={sys.executable} {PAGING} {tmp_path / 'liar.log'} lie"
+    with anyio.fail_after(LIMIT):
+        async with callers("stdio", "--backend", good, "--backend", liar) as (call, _):
+            listed = await call("tools/list", {})
+        async with callers("stdio", "--backend", liar) as (call, _):
+            refused = await call("tools/call", {"name": "echo", "arguments": {}})
+    assert "result" in listed, listed
+    assert [tool["name"] for tool in listed["result"]["tools"]] == ["echo"]
+    error = refused["error"]
+    assert (error["code"], error["message"]) == (-32603, "Listing failed")
+    assert "the policy says no" not in str(error)
+
+
 def _roots_tree(tmp_path: Path) -> tuple[Path, Path, Path]:
     """(the directory the backend was started with, the client's root, a file outside it)."""
     served = tmp_path / "served"
@@ -229,9 +248,9 @@ def _text(answer: dict[str, Any]) -> str:
 async def test_roots_reach_a_backend_through_a_stateful_gateway(tmp_path: Path) -> None:
     """The control: a backend that limits itself by roots (as server-filesystem does) gets
     the client's, and refuses a file outside them though its own directory holds it. It
-    asks on its first call (`fs-lazy`): asked right after the handshake, the request
-    races the client opening its stream for server requests, which this test is not
-    about."""
+    asks on its first call (`fs-lazy`), so the request rides on that call's stream and
+    the call waits for the roots; a backend that asks right after the handshake, before
+    the client opened its stream, is test_gateway_late_stream.py's."""
     served, mine, outside = _roots_tree(tmp_path)
     log = tmp_path / "calls.log"
     backend = f"fs={sys.executable} {PAGING} {log} fs-lazy {served}"

@@ -26,6 +26,7 @@ from policy_engine.interception import (
     Refuse,
     Role,
 )
+from policy_engine.wire import Refusal
 from policy_engine.wire.constants import SKIPPED_METHODS
 
 POLICY = """
@@ -337,7 +338,7 @@ async def test_an_in_code_host_marks_a_list_complete_only_when_the_chain_let_it_
     from policy_engine.integrations.listing import mark_listed
 
     s = session(chain)
-    mark_listed(s, "tools/list", "b", Refuse(), complete=True)
+    mark_listed(s, "tools/list", "b", Refuse(Refusal.by_policy([])), complete=True)
     assert s.needs_listing("tools/list", "b")
     mark_listed(s, "tools/list", "b", Forward({"tools": []}), complete=False)
     assert s.needs_listing("tools/list", "b")
