@@ -30,6 +30,7 @@ from policy_engine.compiler import compile_policies, compile_sources  # noqa: E4
 
 CORPUS = ROOT / "tests" / "patterns" / "corpus" / "records.jsonl"
 HELDOUT = ROOT / "tests" / "patterns" / "corpus" / "heldout" / "heldout.jsonl"
+HELDOUT2 = ROOT / "tests" / "patterns" / "corpus" / "heldout2" / "heldout2.jsonl"
 PACKS = ("secret-redactor", "pii-redactor")
 
 RECALL_GOAL = 0.98
@@ -67,8 +68,9 @@ def test_the_corpus_is_as_large_and_varied_as_promised(records: list[Record]) ->
     [
         (CORPUS.parent / "generate.py", CORPUS),
         (HELDOUT.parent / "generate.py", HELDOUT),
+        (HELDOUT2.parent / "generate.py", HELDOUT2),
     ],
-    ids=["tuning", "heldout"],
+    ids=["tuning", "heldout", "heldout2"],
 )
 def test_the_corpus_is_what_its_generator_writes(
     tmp_path: Path, script: Path, committed: Path
