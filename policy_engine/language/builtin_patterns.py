@@ -198,12 +198,14 @@ _VERSION_WORD = (
 )
 # A quad glued to a name by "-" (tool-1.2.3.4.zip) or followed by ".word" or
 # "-rc1" is a file name or a version, not an address.
+# Only a quad or longer is skipped ("v1" or "id_7" alone is nothing to pass
+# over, and would only make the pattern's pass run on more texts).
 # A version word also covers the second number of "from 1.2.3.4 to 1.2.3.5";
 # a markdown heading that is a number ("## 4.2.1.0") is a release, and a
 # product token (Edg/120.0.2210.91) or a name glued by "_" is a version too.
 _IPV4 = (
     rf"(?:{_VERSION_WORD}|==|~=|>=|<=|@|\^|~|[A-Za-z][-_/]|(?:^|[^A-Za-z0-9#])#{{1,6}}\x20+)"
-    r"[0-9]+(?:\.[0-9]+)*(?:\s+(?:to|->)\s+[0-9]+(?:\.[0-9]+)*)?"
+    r"[0-9]+(?:\.[0-9]+){3,}(?:\s+(?:to|->)\s+[0-9]+(?:\.[0-9]+){3,})?"
     r"|(?:^|[^A-Za-z0-9.])[0-9]+(?:\.[0-9]+){4,}"
     rf"|(?:^|[^A-Za-z0-9.])(?P<value>{_IPV4_CORE})"
     r"(?:[^A-Za-z0-9._-]|[._][^A-Za-z0-9]|-[^A-Za-z]|[._-]?$)"
