@@ -79,7 +79,9 @@ _TOKEN_END = r"_?(?:[^A-Za-z0-9_-]|$)"
 # backticks around the label, then "=", ":", "=>", ":=", "->", a table's "|",
 # an XML tag's ">", "to" ("set `api_key` to `...`") or "is" ("the api key is
 # ..."), then an opening quote or backtick.
-_ASSIGN = r"[\"'`*\\]{0,3}\s{0,3}(?:=>|:=|->|[:=|>]|\b(?:to|is(?:\s+now)?)\b:?)\s{0,3}[\"'`\\]{0,3}"
+_ASSIGN = (
+    r"[\"'`*\\]{0,3}\s{0,3}(?:=>|:=|->|[:=|>]|\b(?:to|is(?:\s+now)?)\b:?)\s{0,3}[\"'`*\\]{0,3}\s?"
+)
 
 # Close to a keyword: a few non-alphanumeric characters ("SSN: ", '"tel": "'),
 # with up to three short words ("SSN on file: ...", "call me at ..."); never
@@ -102,13 +104,24 @@ _EMAIL = (
 _SSN_AREA = r"(?:00[1-9]|0[1-9][0-9]|[1-57-8][0-9]{2}|6(?:[0-57-9][0-9]|6[0-57-9]))"
 _SSN_GROUP = r"(?:0[1-9]|[1-9][0-9])"
 _SSN_SERIAL = r"(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
+# The keyword may end a compound name: patient_ssn, TIN_/_SSN, spouseSsn.
 _SSN_KEYWORD = (
-    r"(?i:\bssn|\bss(?:#|[\s_-]?no\b)|\bsoc(?:ial)?[\s_-]?sec(?:urity)?(?:[\s_-]?(?:number|num|no)\.?)?"
-    r"|\bsocial\b)"
+    r"(?:(?:\b|_)(?i:ssn|ss(?:#|[\s_-]?(?:no|nbr|num(?:ber)?)\b)"
+    r"|soc(?:ial)?[\s_-]?sec(?:urity)?(?:[\s_-]?(?:number|nbr|num|no)\.?)?|social\b)"
+    r"|[a-z](?:Ssn|SSN|SocialSecurity))"
 )
+# Between an SSN keyword and its number: like _NEAR, but "(" may stand there
+# (no SSN starts with one) and a word may be longer: "SSN (primary) - ...".
+_SSN_NEAR = r"[^A-Za-z0-9\n]{1,8}(?:[A-Za-z]{1,9}[^A-Za-z0-9\n]{1,8}){0,3}"
+# A table's header line names the column and the value sits in the next
+# line: "id,name,SSN\n12,Ann,123456789". The header must look like one: after
+# the name (and up to four more characters, "SSN #") the line ends or goes on
+# with a delimiter (, ; tab |); the value starts its line or follows one.
+# Prose that mentions an SSN and breaks the line is not a header.
+_BELOW = r"[^\n,;\t|]{0,4}(?:[,;\t|][^\n]*)?\n(?:[^\n]*?[,;\t|]\x20?\"?)?"
 _SSN = (
     r"(?:^|[^A-Za-z0-9-])[0-9]{9}(?:\b|_)"
-    rf"|(?:{_SSN_KEYWORD}{_NEAR}|{_START})"
+    rf"|(?:{_SSN_KEYWORD}(?:{_SSN_NEAR}|{_BELOW})|{_START})"
     rf"(?P<value>{_SSN_AREA}(?:-{_SSN_GROUP}-|\x20{_SSN_GROUP}\x20|{_SSN_GROUP}){_SSN_SERIAL})"
     rf"(?:\b[^-]|\b$|_)"
 )
@@ -134,8 +147,10 @@ _CREDIT_CARD = (
 # digits, or a NANP number that has separators (area and exchange start 2-9).
 # "+" or "(" must not follow a letter or digit, so sums like 3+14155550132
 # and calls like f(415) 555-0132 are not numbers.
+# The keyword may end a compound name: home_phone, workTel, contactNumber.
 _PHONE_KEYWORD = (
-    r"(?i:\b(?:phone|tel|telephone|mobile|cell|fax|call|whatsapp)(?:[\s_-]?(?:number|num|no)\.?)?)"
+    r"(?:(?:\b|_)(?i:phone|tel|telephone|mobile|cell|fax|call|whatsapp)"
+    r"|[a-z](?:Phone|Tel|Mobile|Cell|Fax))(?i:[\s_-]?(?:number|num|no)\.?)?"
 )
 # Compact or dashed national numbers ("0612345678", bare ten-digit NANP) count
 # only right after a phone keyword: the first branch skips them otherwise.
@@ -146,12 +161,24 @@ _PHONE_NATIONAL = r"0[1-9](?:-?[0-9]){7,10}|[2-9][0-9]{2}[2-9][0-9]{6}"
 # by single spaces (or five dotted pairs), never a date's 2-2-4. Runs of
 # spaced four-digit groups that start with another digit (a card printed
 # 4-4-4-4) are skipped, so their inner "0150 9391 4209" is not a phone.
+# The trunk prefix may stand in parentheses: (02) 9876 5432, (0161) 496 0000,
+# (030) 741728.
 _PHONE_GROUPED = (
     r"0[1-9][0-9]{0,3}\x20[0-9]{3,4}\x20[0-9]{3,4}|0[1-9][0-9]{1,3}\x20[0-9]{6,8}"
     r"|0[1-9](?:\x20[0-9]{2}){4}|0[1-9](?:\.[0-9]{2}){4}"
+    r"|\(0[1-9][0-9]{0,3}\)\x20?(?:[0-9]{3,4}[\x20-][0-9]{3,4}|[0-9]{5,8})"
+)
+# Skipped as well: a phone-shaped run that goes on with another "-digit" or
+# ".digit" group (seq=210-622-9733-1, 862.720.3440.3), or that counts
+# something ("329 816 9135 bytes", "0108 936 1346 events").
+_PHONE_COUNT_UNIT = (
+    r"(?:bytes|events|records|rows|items|entries|frames|requests|hits|users|lines|packets|files"
+    r"|messages|times|ms)\b"
 )
 _PHONE = (
-    rf"{_START}(?:{_PHONE_NATIONAL}){_END}"
+    r"(?:^|[^A-Za-z0-9+])[0-9]{3}[.-][0-9]{3}[.-][0-9]{4}[.-][0-9]"
+    rf"|(?:^|[^A-Za-z0-9+])[0-9][0-9\x20]{{8,14}}[0-9]\x20{_PHONE_COUNT_UNIT}"
+    rf"|{_START}(?:{_PHONE_NATIONAL}){_END}"
     r"|(?:^|[^A-Za-z0-9+])[1-9][0-9]{3}(?:\x20[0-9]{4}){2,}"
     rf"|(?:{_PHONE_KEYWORD}{_NEAR}|{_START})(?P<value>"
     r"\+[1-9](?:[ ().-]{0,2}[0-9]){6,14}"
@@ -166,14 +193,22 @@ _PHONE = (
 _VERSION_WORD = (
     r"(?i:(?:(?:^|[^A-Za-z0-9])(?:v|ver|release|rel|build|firmware|fw|kernel|windows|chrome"
     r"|firefox|safari|android|ios|macos|sdk|sku|part|p/n|pn|oid|section|driver|runtime|bump(?:ed)?"
-    r"\s+to)|version)\.?[\s:/=#\"'(]{0,3})"
+    r"\s+to|rev|revision|patch|hotfix|install(?:ed|ing|er)?|(?:upgrad|updat)(?:e|ed|ing)"
+    r"(?:\s+(?:from|to))?|notes(?:\s+for)?)|version)\.?[\s:/=#\"'(]{0,3})"
 )
 # A quad glued to a name by "-" (tool-1.2.3.4.zip) or followed by ".word" or
 # "-rc1" is a file name or a version, not an address.
+# Only a quad or longer is skipped ("v1" or "id_7" alone is nothing to pass
+# over, and would only make the pattern's pass run on more texts).
+# A version word also covers the second number of "from 1.2.3.4 to 1.2.3.5";
+# a markdown heading that is a number ("## 4.2.1.0") is a release, and a
+# product token (Edg/120.0.2210.91) or a name glued by "_" is a version too.
 _IPV4 = (
-    rf"(?:{_VERSION_WORD}|==|~=|>=|<=|@|\^|~|[A-Za-z]-)[0-9]+(?:\.[0-9]+)*"
+    rf"(?:{_VERSION_WORD}|==|~=|>=|<=|@|\^|~|[A-Za-z][-_/]|(?:^|[^A-Za-z0-9#])#{{1,6}}\x20+)"
+    r"[0-9]+(?:\.[0-9]+){3,}(?:\s+(?:to|->)\s+[0-9]+(?:\.[0-9]+){3,})?"
     r"|(?:^|[^A-Za-z0-9.])[0-9]+(?:\.[0-9]+){4,}"
-    rf"|(?:^|[^A-Za-z0-9.])(?P<value>{_IPV4_CORE})(?:[^A-Za-z0-9.-]|\.[^A-Za-z0-9]|-[^A-Za-z]|[.-]?$)"
+    rf"|(?:^|[^A-Za-z0-9.])(?P<value>{_IPV4_CORE})"
+    r"(?:[^A-Za-z0-9._-]|[._][^A-Za-z0-9]|-[^A-Za-z]|[._-]?$)"
 )
 
 # Alternatives ordered so that leftmost-first picks the longest reading:
@@ -185,6 +220,7 @@ _IPV4 = (
 _IPV6 = (
     r"(?i:fingerprint|md5|sha-?(?:1|256|512)|pin-sha[0-9]+|gpg)[\s:=]{1,3}[0-9A-Fa-f:]+"
     r"|(?:^|[^A-Za-z0-9:])[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){8,}"
+    r"|(?:^|[^A-Za-z0-9:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5,}(?:[^0-9A-Za-z:]|$)"
     r"|(?:^|[^A-Za-z0-9:])(?P<value>"
     rf"::(?:[Ff]{{4}}(?::0{{1,4}})?:)?{_IPV4_CORE}"
     rf"|{_HEX16}(?::{_HEX16}){{7}}"
@@ -291,12 +327,22 @@ _JWT = (
 # then 16+ token characters; a final "." is left out as a sentence's full stop.
 # No leading \b, so GITHUB_TOKEN=... and X-Api-Key: ... are found (from the
 # keyword on). The regex only finds candidates: the "entropy" check decides.
-_API_KEY = (
+# Then, between label and value: an aside in parentheses ("api key (prod):"),
+# up to three short words before an assignment ("the api secret on file:",
+# "the consumer key we have is ..."), a ticket's " - ", or a table's header
+# line with the value in the next line ("id,App Key\n7,<value>").
+_API_KEY_LABEL = (
     r"(?:api[_.\x20-]?(?:key|secret|token)|apikey|access[_.\x20-]?(?:key|token)"
     r"|auth[_.\x20-]?token|client[_.\x20-]?secret|secret|token"
-    r"|(?:signing|encryption|master|subscription|account|service|license|licence|private)"
+    r"|(?:signing|encryption|master|subscription|account|service|license|licence|private"
+    r"|app|auth|authentication|client|consumer|developer|integration|hmac|webhook|session"
+    r"|partner|merchant|shared|write|admin)"
     r"[_.\x20-]?key)[A-Za-z0-9_-]{0,16}"
-    + rf"(?:{_ASSIGN}|\x20)"
+)
+_API_KEY = (
+    _API_KEY_LABEL
+    + r"(?:\x20?\([A-Za-z0-9\x20]{1,20}\))?"
+    + rf"(?:(?:\x20[a-z]{{1,8}}){{0,3}}{_ASSIGN}|\x20-\x20|\x20|{_BELOW})"
     + r"(?P<value>[A-Za-z0-9_+/~-][A-Za-z0-9_+/~.=-]{14,}[A-Za-z0-9_+/~=-])"
 )
 

@@ -30,10 +30,15 @@ from policy_engine.compiler import compile_policies, compile_sources  # noqa: E4
 
 CORPUS = ROOT / "tests" / "patterns" / "corpus" / "records.jsonl"
 HELDOUT = ROOT / "tests" / "patterns" / "corpus" / "heldout" / "heldout.jsonl"
+HELDOUT2 = ROOT / "tests" / "patterns" / "corpus" / "heldout2" / "heldout2.jsonl"
 PACKS = ("secret-redactor", "pii-redactor")
 
 RECALL_GOAL = 0.98
 FALSE_POSITIVE_GOAL = 0.01
+# What the packs reach on the tuning split after round 2 of issue 30
+# (99.82% recall, 0.49% false positives): a floor against regressions.
+TUNING_RECALL_FLOOR = 0.998
+TUNING_FALSE_POSITIVE_CEILING = 0.005
 # No type may hide behind the average.
 TYPE_RECALL_FLOOR = 0.90
 
@@ -67,8 +72,9 @@ def test_the_corpus_is_as_large_and_varied_as_promised(records: list[Record]) ->
     [
         (CORPUS.parent / "generate.py", CORPUS),
         (HELDOUT.parent / "generate.py", HELDOUT),
+        (HELDOUT2.parent / "generate.py", HELDOUT2),
     ],
-    ids=["tuning", "heldout"],
+    ids=["tuning", "heldout", "heldout2"],
 )
 def test_the_corpus_is_what_its_generator_writes(
     tmp_path: Path, script: Path, committed: Path
@@ -87,12 +93,14 @@ def test_the_corpus_is_what_its_generator_writes(
 
 def test_recall_meets_the_goal(report: Report) -> None:
     assert report.recall >= RECALL_GOAL, report.render()
+    assert report.recall >= TUNING_RECALL_FLOOR, report.render()
     for name, total in report.positives.items():
         assert report.caught[name] / total >= TYPE_RECALL_FLOOR, (name, report.render())
 
 
 def test_false_positive_rate_meets_the_goal(report: Report) -> None:
     assert report.false_positive_rate <= FALSE_POSITIVE_GOAL, report.render()
+    assert report.false_positive_rate <= TUNING_FALSE_POSITIVE_CEILING, report.render()
 
 
 def test_no_damage_outside_the_labelled_values(report: Report) -> None:
@@ -110,24 +118,40 @@ def test_the_report_names_every_type_and_category(report: Report, records: list[
     assert "recall" in report.render()
 
 
-# --- the held-out split: measured, never tuned against ------------------------
+# --- the held-out splits: measured, never tuned against -----------------------
 
-# The figures of docs/patterns.md on the held-out split after the tuning of
-# issue 30 (97.9% recall, 3.7% false positives): a floor against regressions,
-# not a goal met (the goal is 98% and 1%; see the docs for what is left).
-HELDOUT_RECALL_FLOOR = 0.979
-HELDOUT_FALSE_POSITIVE_CEILING = 0.038
+# The figures of docs/patterns.md after round 2 of issue 30: floors against
+# regressions, not goals to tune towards. The first split: 99.91% recall,
+# 3.70% false positives (before round 2: 97.92% and 3.70%). The second
+# split, written and scored before round 2 changed any pattern: 99.56% and
+# 0.00% (before: 94.94% and 7.41%, tests/patterns/corpus/heldout2/score-before.json).
+HELDOUT_FLOORS = {
+    "heldout": (HELDOUT, 7, 0.999, 0.0371),
+    "heldout2": (HELDOUT2, 6, 0.995, 0.0),
+}
 
 
-def test_the_heldout_split_does_not_regress() -> None:
-    records = load_corpus(HELDOUT)
-    assert len({r.context for r in records}) >= 7
+@pytest.mark.parametrize("split", sorted(HELDOUT_FLOORS))
+def test_a_heldout_split_does_not_regress(split: str) -> None:
+    path, contexts, recall_floor, false_positive_ceiling = HELDOUT_FLOORS[split]
+    records = load_corpus(path)
+    assert len({r.context for r in records}) >= contexts
     assert not {r.text for r in records} & {r.text for r in load_corpus(CORPUS)}
     report = score(compile_policies([ROOT / "policies"]), PACKS, records)
-    assert report.recall >= HELDOUT_RECALL_FLOOR, report.render()
-    assert report.false_positive_rate <= HELDOUT_FALSE_POSITIVE_CEILING, report.render()
+    assert report.recall >= recall_floor, report.render()
+    assert report.false_positive_rate <= false_positive_ceiling, report.render()
     assert report.damaged_records == 0
     assert report.unaligned == 0
+
+
+def test_the_second_heldout_split_keeps_its_score_before_tuning() -> None:
+    """The one score taken before round 2 changed a pattern stays committed beside the split."""
+    before = json.loads((HELDOUT2.parent / "score-before.json").read_text(encoding="utf-8"))
+    assert before["recall"] == 0.9494
+    assert before["false_positive_rate"] == 0.0741
+    assert set(before["recall_by_type"]) == {
+        r.label for r in load_corpus(HELDOUT2) if r.kind == "positive"
+    }
 
 
 # --- the scorer itself ---------------------------------------------------------

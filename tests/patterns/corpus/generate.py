@@ -1145,6 +1145,358 @@ def negative(category: str) -> dict[str, object]:
     return {"kind": "negative", "label": category, "context": context, "text": text, "spans": []}
 
 
+# --- round 2 of issue 30: the outside measurement's shapes in new contexts ------
+#
+# Appended after everything above (the same seeded stream, so the records
+# above keep their text and ids). Labels are written the ways documents write
+# them: a CSV header above the value, a camelCase JSON key, an UPPER_SNAKE
+# variable, a compound name (patient_ssn, webhookSecret), a markdown bold
+# label or table cell, "Label - value" in a ticket.
+
+ROUND2_PER_TYPE = 120
+ROUND2_PER_CATEGORY = 60
+
+
+def _words(label: str) -> list[str]:
+    return label.replace("_", " ").replace("-", " ").split()
+
+
+def _snake(label: str) -> str:
+    return "_".join(w.lower() for w in _words(label))
+
+
+def _camel(label: str) -> str:
+    words = _words(label)
+    return words[0].lower() + "".join(w[:1].upper() + w[1:].lower() for w in words[1:])
+
+
+def _title(label: str) -> str:
+    return " ".join(w if w.isupper() else w.title() for w in _words(label))
+
+
+def _r2_csv_header(label: str | None, value: str) -> str:
+    head = _title(label) if label else pick("Notes", "Value", "Detail")
+    name = rng.choice(FIRST).title()
+    return pick(
+        f"id,name,{head},status\n{ri(1, 99)},{name},{value},active\n",
+        f"{head}\tname\n{value}\t{name}\n",
+        f'"name","{head}"\n"{name}","{value}"\n',
+    )
+
+
+def _r2_json_camel(label: str | None, value: str) -> str:
+    key = _camel(label) if label else "detail"
+    return render_json({"data": {key: value, "id": ri(1, 999)}})
+
+
+def _r2_env(label: str | None, value: str) -> str:
+    key = _snake(label).upper() if label else "EXTRA"
+    return pick(f"{key}={value}\nDEBUG=0\n", f"export {key}='{value}'\n")
+
+
+def _r2_yaml(label: str | None, value: str) -> str:
+    key = _snake(label) if label else "detail"
+    return f'profile:\n  owner: {rng.choice(FIRST)}\n  {key}: "{value}"\n'
+
+
+def _r2_markdown(label: str | None, value: str) -> str:
+    if label is None:
+        return pick(f"* {value}\n", f"1. `{value}`\n")
+    return pick(
+        f"**{_title(label)}:** {value}\n",
+        f"**{_title(label)}**: `{value}`\n",
+        f"| {_title(label)} | {value} |\n",
+        f"- {_title(label)}: `{value}`\n",
+    )
+
+
+def _r2_ticket(label: str | None, value: str) -> str:
+    if label is None:
+        return f"Case {ri(1000, 9999)}: customer pasted {value} into the form.\n"
+    return pick(
+        f"Case {ri(1000, 9999)}\n{_title(label)} - {value}\n",
+        f"Case {ri(1000, 9999)}: the {label.lower()} we have is {value}\n",
+        f"{_title(label)} (verified) {value}\n",
+    )
+
+
+def _r2_log(label: str | None, value: str) -> str:
+    field = f"{_snake(label)}={value}" if label else f'detail="{value}"'
+    return f"ts=2026-04-0{ri(1, 9)}T08:00:00Z lvl=warn {field} worker={ri(1, 9)}\n"
+
+
+def _r2_escaped(label: str | None, value: str) -> str:
+    key = _camel(label) if label else "detail"
+    return render_json({"result": render_json({key: value})})
+
+
+ROUND2_CONTEXTS: dict[str, Callable[[str | None, str], str]] = {
+    "csv_header": _r2_csv_header,
+    "json_camel": _r2_json_camel,
+    "env": _r2_env,
+    "yaml": _r2_yaml,
+    "markdown_label": _r2_markdown,
+    "ticket": _r2_ticket,
+    "logfmt_snake": _r2_log,
+    "json_in_json_camel": _r2_escaped,
+}
+
+R2_SSN_LABELS = [
+    "ssn",
+    "SSN",
+    "employee SSN",
+    "member_ssn",
+    "borrower SSN",
+    "SSN (primary)",
+    "SS number",
+    "ss num",
+    "social security",
+    "social security nbr",
+    "TIN / SSN",
+    "soc sec #",
+    "spouse ssn",
+]
+R2_KEY_LABELS = [
+    "api key",
+    "api-key",
+    "API_KEY",
+    "x-api-key",
+    "app key",
+    "app secret",
+    "auth key",
+    "authentication key",
+    "consumer key",
+    "consumer secret",
+    "client secret",
+    "client key",
+    "access token",
+    "refresh token",
+    "private token",
+    "secret token",
+    "webhook secret",
+    "hmac key",
+    "hmac secret",
+    "session secret",
+    "signing secret",
+    "secret key",
+    "api token",
+    "bot token",
+    "integration key",
+    "developer key",
+]
+R2_PHONE_LABELS = [
+    None,
+    None,
+    None,
+    "phone",
+    "home phone",
+    "work tel",
+    "mobile no",
+    "contact number",
+]
+
+
+def r2_phone_national() -> str:
+    """Numbers without a country code, in the ways people print them."""
+    npa, nxx, line = ri(201, 989), ri(200, 999), ri(0, 9999)
+    return pick(
+        f"({npa}){nxx}-{line:04d}",
+        f"{npa} {nxx} {line:04d}",
+        f"({npa}) {nxx} {line:04d}",
+        f"(0{ri(2, 8)}) {ri(1000, 9999)} {ri(1000, 9999)}",
+        f"(0{ri(20, 99)}) {ri(100, 999)} {ri(1000, 9999)}",
+        f"(0{ri(113, 199)}) {ri(200, 999)} {ri(1000, 9999)}",
+        f"(030) {ri(1000000, 99999999)}",
+        f"0{ri(20, 99)}-{ri(1000000, 9999999)}",
+        f"0{ri(151, 179)} {ri(1000000, 99999999)}",
+        f"07{ri(100, 999)} {ri(100, 999)} {ri(100, 999)}",
+        f"0{ri(1, 9)} {ri(10, 99)} {ri(10, 99)} {ri(10, 99)} {ri(10, 99)}",
+    )
+
+
+def r2_generic_key() -> str:
+    return pick(
+        rand(HEX, 32),
+        rand(HEX, 40),
+        rand(HEX, 64),
+        rand(HEX.upper(), 40),
+        mixed(24),
+        mixed(36),
+        mixed(50, B62 + "-_"),
+        mixed(30, B64) + "==",
+        mixed(43, B64) + "=",
+    )
+
+
+ROUND2_TYPES: dict[str, tuple[Callable[[], str], list[str | None]]] = {
+    "ssn_labelled_r2": (lambda: "".join(ssn_parts()), list(R2_SSN_LABELS)),
+    "generic_api_key_r2": (r2_generic_key, list(R2_KEY_LABELS)),
+    "phone_national_r2": (r2_phone_national, R2_PHONE_LABELS),
+    "aws_secret_key_r2": (
+        aws_secret_key,
+        [None, None, "aws secret access key", "secret access key"],
+    ),
+}
+
+
+def _r2_rendered(context: str, value: str) -> str:
+    if context in ("json_camel",):
+        return json.dumps(value)[1:-1]
+    if context == "json_in_json_camel":
+        return json.dumps(json.dumps(value)[1:-1])[1:-1]
+    return value
+
+
+def round2_positive(type_name: str) -> dict[str, object]:
+    make, labels = ROUND2_TYPES[type_name]
+    while True:
+        value, label = make(), rng.choice(labels)
+        context = rng.choice(sorted(ROUND2_CONTEXTS))
+        key_id = ""
+        if type_name == "aws_secret_key_r2" and label is None and rng.random() < 0.5:
+            key_id = aws_access_key()
+            text = ROUND2_CONTEXTS[context](None, key_id + pick(",", ";", " ", "\t") + value)
+        else:
+            text = ROUND2_CONTEXTS[context](label, value)
+        found = record(type_name, context, text, _r2_rendered(context, value))
+        if found is None:
+            continue
+        if key_id:
+            if text.count(key_id) != 1:
+                continue
+            start = text.find(key_id)
+            spans = found["spans"]
+            assert isinstance(spans, list)
+            spans.append([start, start + len(key_id), "aws_access_key"])
+        return found
+
+
+def r2_version_bare() -> str:
+    a, b, c, d = ri(1, 20), ri(0, 12), ri(0, 40), ri(0, 255)
+    return pick(
+        f"### {a}.{b}.{c}.{d}",
+        f"# Release notes {a}.{b}.{c}.{d}",
+        f"Upgrade from {a}.{b}.{c}.{d} to {a}.{b}.{c + 1}.0",
+        f"updated to {a}.{b}.{c}.{d} last night",
+        f"rev {a}.{b}.{c}.{d}",
+        f"revision {a}.{b}.{c}.{d}",
+        f"patch {a}.{b}.{c}.{d}",
+        f"hotfix {a}.{b}.{c}.{d}",
+        f"Installed {a}.{b}.{c}.{d}",
+        f"setup_{a}.{b}.{c}.{d}_x64.exe",
+        f"ProductVersion {a}.{b}.{c}.{d}",
+        f"Edg/{ri(100, 130)}.0.{ri(1000, 2999)}.{ri(10, 99)}",
+        f"package version {a}.{b}.{c}.{d}",
+    )
+
+
+def r2_counter() -> str:
+    return pick(
+        f"{ri(1, 9)} {ri(100, 999)} {ri(100, 999)} {ri(100, 999)} records",
+        f"{ri(100, 999)} {ri(100, 999)} {ri(1000, 9999)} bytes",
+        f"total 0{ri(100, 999)} {ri(100, 999)} {ri(1000, 9999)} events",
+        f"seq={ri(200, 999)}-{ri(200, 999)}-{ri(1000, 9999)}-{ri(1, 99)}",
+        f"{ri(200, 999)}.{ri(200, 999)}.{ri(1000, 9999)}.{ri(1, 9)}",
+        f"run {ri(2000000000, 9999999999)}",
+        f"processed {ri(1, 9)},{ri(100, 999)},{ri(100, 999)} items",
+        f"offset {ri(100000000, 999999999)}",
+    )
+
+
+def r2_build_id() -> str:
+    return pick(
+        f"build {ri(2020, 2026)}.{ri(1, 12)}.{ri(1, 28)}.{ri(1, 99)}",
+        f"Build-Id: {rand(HEX, 16)}",
+        f"ci job #{ri(100000, 9999999)}",
+        f"BUILD_NUMBER={ri(1000, 99999)}",
+        f"image: registry/app:{rand(HEX, 7)}",
+        f"version-code {ri(10000000, 99999999)}",
+    )
+
+
+def r2_timestamp() -> str:
+    y, mo, d = ri(2020, 2026), ri(1, 12), ri(1, 28)
+    h, mi, s = ri(0, 23), ri(0, 59), ri(0, 59)
+    return pick(
+        f"{y}-{mo:02d}-{d:02d} {h:02d}:{mi:02d}:{s:02d},{ri(0, 999):03d}",
+        f"{d:02d}/{mo:02d}/{y} {h:02d}:{mi:02d}",
+        f"@{ri(1_600_000_000, 1_800_000_000)}",
+        f"{y}{mo:02d}{d:02d}T{h:02d}{mi:02d}{s:02d}Z",
+        f"time_ms={ri(1_600_000_000_000, 1_800_000_000_000)}",
+        f"{h:02d}:{mi:02d}:{s:02d}:{ri(0, 999):03d}",
+    )
+
+
+def r2_hash_in_url() -> str:
+    return pick(
+        f"https://static.example.com/js/app-{rand(HEX, 16)}.js",
+        f"https://github.com/acme/app/commit/{rand(HEX, 40)}",
+        f"https://example.com/dl?md5={rand(HEX, 32)}",
+        f"ghcr.io/acme/app@sha256:{rand(HEX, 64)}",
+        f"https://img.example.org/{rand(HEX, 2)}/{rand(HEX, 32)}.jpg",
+    )
+
+
+def r2_colon_sequence() -> str:
+    return pick(
+        ":".join(rand(HEX, 2) for _ in range(ri(7, 20))),
+        ":".join(rand(HEX.upper(), 2) for _ in range(ri(7, 20))),
+        ":".join(rand(HEX, 4) for _ in range(8)),
+        "-p " + ":".join(str(ri(1000, 9999)) for _ in range(3)),
+        "levels " + ":".join(str(ri(0, 99)) for _ in range(ri(4, 7))),
+        "node:" + ":".join(rand(string.ascii_lowercase, 4) for _ in range(3)),
+        f"{ri(1, 9)}:{ri(10, 99)}:{ri(10, 99)}:{ri(10, 99)}:{ri(100, 999)}",
+    )
+
+
+def r2_zip4() -> str:
+    return pick(
+        f"Portland, OR {ri(97000, 97299)}-{ri(1000, 9999)}",
+        f"ZIP+4 {ri(10000, 99999)}-{ri(1000, 9999)}",
+        f"postal_code: {ri(10000, 99999)}-{ri(1000, 9999)}",
+    )
+
+
+def r2_order() -> str:
+    return pick(
+        f"order {ri(100, 999)}-{ri(1000000, 9999999)}-{ri(1000000, 9999999)}",
+        f"Order #{ri(100000000, 999999999)}",
+        f"ticket {ri(100000000, 999999999)}",
+        f"account {ri(1000000000, 9999999999)}",
+        f"ref. {ri(100, 999)}-{ri(10, 99)}-{ri(1000, 9999)}-A",
+    )
+
+
+def r2_keyword_then_line() -> str:
+    """A key or SSN word in prose, then a line with an identifier: no header, no value."""
+    return pick(
+        f"the token expired\nrequest_id={rand(HEX, 32)}",
+        f"SSN check failed for the applicant\norder {ri(100000000, 999999999)} held",
+        f"api key rotated by {rng.choice(FIRST)}\ncommit {rand(HEX, 40)}",
+        f"client secret was reset; see below\ntrace {mixed(32)}",
+        f"Social security office visit\nbooking {ri(100000000, 999999999)}",
+    )
+
+
+ROUND2_NEGATIVES: dict[str, Callable[[], str]] = {
+    "keyword_then_line_r2": r2_keyword_then_line,
+    "version_bare_r2": r2_version_bare,
+    "counter_r2": r2_counter,
+    "build_id_r2": r2_build_id,
+    "timestamp_r2": r2_timestamp,
+    "hash_in_url_r2": r2_hash_in_url,
+    "colon_sequence_r2": r2_colon_sequence,
+    "zip4_r2": r2_zip4,
+    "order_number_r2": r2_order,
+}
+
+
+def round2_negative(category: str) -> dict[str, object]:
+    context = rng.choice(sorted(ROUND2_CONTEXTS))
+    text = ROUND2_CONTEXTS[context](None, ROUND2_NEGATIVES[category]())
+    return {"kind": "negative", "label": category, "context": context, "text": text, "spans": []}
+
+
 def main() -> None:
     records: list[dict[str, object]] = []
     for type_name in TYPES:
@@ -1154,6 +1506,10 @@ def main() -> None:
     records.extend(connection_string() for _ in range(PER_TYPE))
     for category in NEGATIVES:
         records.extend(negative(category) for _ in range(PER_CATEGORY))
+    for type_name in ROUND2_TYPES:
+        records.extend(round2_positive(type_name) for _ in range(ROUND2_PER_TYPE))
+    for category in ROUND2_NEGATIVES:
+        records.extend(round2_negative(category) for _ in range(ROUND2_PER_CATEGORY))
     with OUT.open("w", encoding="utf-8") as out:
         for number, rec in enumerate(records, 1):
             rec = {"id": f"{rec['kind'][:3]}-{number:04d}", **rec}
