@@ -19,8 +19,8 @@ from click.testing import CliRunner
 
 from policy_engine.cli.main import cli
 from policy_engine.compiler.jsonpath import compile_path
-from policy_engine.language.pipeline import check_sources
 from policy_engine.language.path_syntax import parse_path
+from policy_engine.language.pipeline import check_sources
 
 POLICY = """\
 validator secrets {
@@ -55,7 +55,7 @@ def test_check_warns_at_the_wildcard_with_the_form_to_write() -> None:
     ]
     assert "never tests the values directly under `$`" in found[0].message
     assert found[0].help is not None and "write `$..[?(@ matches /secret/)]`" in found[0].help
-    assert found[1].help is not None and "write `$.arguments..[?(@ == \"tok\")]`" in found[1].help
+    assert found[1].help is not None and 'write `$.arguments..[?(@ == "tok")]`' in found[1].help
 
 
 @pytest.mark.parametrize("fixed", [True, False])
