@@ -6,8 +6,9 @@ the set changes. The set's folder is walked once and its listing kept until a
 directory in it changes or the editor reports a file created or deleted
 (`policy_set.Listings`): a request in a folder of thousands of files stats
 its directories, it does not walk them again. Checks run on worker threads,
-never on the loop that reads requests, so a slow set never stalls answers about other documents; a check
-superseded by newer text before it starts is cancelled. Diagnostics are
+never on the loop that reads requests, so a slow set never stalls answers
+about other documents; a check superseded by newer text before it starts is
+cancelled. Diagnostics are
 published for every file of the set, so a duplicate name shows where it is,
 and re-published after a short quiet period while the user types.
 """
