@@ -2,9 +2,13 @@
 
 Every request is answered from one check of the document's policy set
 (`policy_set.check_set`, what `policyc check` runs), cached until any text of
-the set changes. Checks run on worker threads, never on the loop that reads
-requests, so a slow set never stalls answers about other documents; a check
-superseded by newer text before it starts is cancelled. Diagnostics are
+the set changes. The set's folder is walked once and its listing kept until a
+directory in it changes or the editor reports a file created or deleted
+(`policy_set.Listings`): a request in a folder of thousands of files stats
+its directories, it does not walk them again. Checks run on worker threads,
+never on the loop that reads requests, so a slow set never stalls answers
+about other documents; a check superseded by newer text before it starts is
+cancelled. Diagnostics are
 published for every file of the set, so a duplicate name shows where it is,
 and re-published after a short quiet period while the user types.
 """
@@ -17,6 +21,7 @@ import json
 import re
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +42,17 @@ from ..language.sources import SourceInput, read_sources
 from . import completion, hover, navigation
 from .fixes import suggestion
 from .locate import Position
-from .policy_set import LIMITS, DiskCache, check_set, files_of, read_set, set_root, text_of
+from .policy_set import (
+    LIMITS,
+    MAX_LISTINGS,
+    DiskCache,
+    Listings,
+    check_set,
+    files_of,
+    read_set,
+    set_root,
+    text_of,
+)
 
 DEBOUNCE_SECONDS = 0.25
 CHECK_WORKERS = 2
@@ -80,10 +95,11 @@ class PolicyLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("policyc", __version__)
         self.roots: list[Path] = []
-        self._cache: dict[str, _Analysis] = {}
+        self._cache: OrderedDict[str, _Analysis] = OrderedDict()
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._published: dict[str, dict[str, list[lsp.Diagnostic]]] = {}
-        self._disk: DiskCache = {}
+        self._disk = DiskCache()
+        self.listings = Listings()
         self._checks = concurrent.futures.ThreadPoolExecutor(CHECK_WORKERS, "policyc-check")
         self._inflight: dict[str, tuple[dict[str, object], asyncio.Future[_Analysis]]] = {}
 
@@ -104,6 +120,7 @@ class PolicyLanguageServer(LanguageServer):
             }
             cached = self._cache.get(key)
             if cached is not None and cached.inputs == inputs:
+                self._cache.move_to_end(key)
                 return cached
             running = self._inflight.get(key)
             if running is None or running[0] != inputs:
@@ -125,6 +142,9 @@ class PolicyLanguageServer(LanguageServer):
                 if self._inflight.get(key) is running and running[1].done():
                     del self._inflight[key]
             self._cache[key] = fresh
+            self._cache.move_to_end(key)
+            while len(self._cache) > MAX_LISTINGS:
+                self._cache.popitem(last=False)  # bounded like the listings it was made from
             return fresh
 
     def _gather(self, uri: str) -> tuple[str, dict[str, SourceInput], dict[str, str]]:
@@ -142,7 +162,16 @@ class PolicyLanguageServer(LanguageServer):
             if open_path is not None:
                 open_texts[open_path] = document.source
                 open_uris[str(open_path)] = open_uri
-        files = files_of(Path(key), path)
+        listing, scanned = self.listings.get(Path(key))
+        if scanned:
+            self.window_log_message(
+                lsp.LogMessageParams(
+                    type=lsp.MessageType.Log,
+                    message=f"policyc: listed {key}: {len(listing.files)} policy file(s) "
+                    f"(walk {self.listings.scans})",
+                )
+            )
+        files = files_of(listing, path)
         if files.truncated:
             self.window_log_message(
                 lsp.LogMessageParams(
@@ -194,6 +223,16 @@ class PolicyLanguageServer(LanguageServer):
             self.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[])
             )
+
+    def file_changed(self, uri: str, listed: bool) -> None:
+        """A file was created, deleted or saved: a listing that cannot name it is dropped.
+
+        ``listed``: the change keeps the file where it was (a save of a file
+        already listed, an edit on disk), so the listing still holds.
+        """
+        path = file_path(uri)
+        if path is not None and not (listed and self.listings.holds(path)):
+            self.listings.invalidate(path)
 
     def name_of(self, uri: str) -> str:
         """The file name the checker knows a document by (its spans carry it)."""
@@ -363,6 +402,7 @@ async def initialized(ls: PolicyLanguageServer, params: lsp.InitializedParams) -
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 async def watched_files(ls: PolicyLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
     for change in params.changes:
+        ls.file_changed(change.uri, listed=change.type == lsp.FileChangeType.Changed)
         ls.schedule(change.uri, DEBOUNCE_SECONDS)
 
 
@@ -378,6 +418,7 @@ async def did_change(ls: PolicyLanguageServer, params: lsp.DidChangeTextDocument
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: PolicyLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    ls.file_changed(params.text_document.uri, listed=True)  # "save as" makes a new file
     ls.schedule(params.text_document.uri, 0)
 
 

@@ -41,14 +41,15 @@ def replay(
 ) -> None:
     """Replay recorded traffic through a candidate policy set."""
     from ..impact.replay import replay as run_replay
-    from ..impact.traffic import TrafficFileError, read_traffic
+    from ..impact.traffic import TrafficFileError, iter_traffic
 
     candidate = compile_or_exit(paths, on_error=ExitCode.USAGE)
     baseline = compile_or_exit(baseline_paths, on_error=ExitCode.USAGE) if baseline_paths else None
     try:
-        records = read_traffic(traffic)
+        # Streamed: a bad line ends the run with its error, before any report is printed.
+        records = iter_traffic(traffic)
+        report = anyio.run(run_replay, candidate, records, baseline, examples)
     except TrafficFileError as exc:
         fail(str(exc))
-    report = anyio.run(run_replay, candidate, records, baseline, examples)
     models = [candidate.model] + ([baseline.model] if baseline is not None else [])
     finish(report, output_format, show_values, *models)

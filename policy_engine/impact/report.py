@@ -9,7 +9,6 @@ tool a change is about.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -46,18 +45,27 @@ class ImpactReport:
         return sum(g.count for g in self.groups)
 
 
-def group_changes(changes: Iterable[Change], examples: int) -> list[Group]:
-    groups: dict[tuple[str, str, str], Group] = {}
-    for change in changes:
+class Grouping:
+    """Changes counted per (kind, interceptor, rule) as they come, keeping ``examples`` of each."""
+
+    def __init__(self, examples: int) -> None:
+        self._examples = examples
+        self._groups: dict[tuple[str, str, str], Group] = {}
+
+    def add(self, change: Change) -> None:
         key = (change.kind, change.interceptor, change.rule)
-        group = groups.get(key)
+        group = self._groups.get(key)
         if group is None:
-            group = groups[key] = Group(change.kind, change.interceptor, change.rule)
+            group = self._groups[key] = Group(change.kind, change.interceptor, change.rule)
         group.count += 1
-        if len(group.examples) < examples:
+        if len(group.examples) < self._examples:
             group.examples.append(change)
-    order = list(CHANGE_TITLES)
-    return sorted(groups.values(), key=lambda g: (order.index(g.kind), g.interceptor, g.rule))
+
+    def groups(self) -> list[Group]:
+        order = list(CHANGE_TITLES)
+        return sorted(
+            self._groups.values(), key=lambda g: (order.index(g.kind), g.interceptor, g.rule)
+        )
 
 
 def mask(value: Any, keep: frozenset[str]) -> Any:

@@ -1,8 +1,16 @@
-"""Reading a traffic file into messages, with line-numbered errors."""
+"""Reading a traffic file into messages, with line-numbered errors.
+
+`iter_traffic` streams: a recording of 200,000 messages is read one line at
+a time, and what it keeps to drop duplicates is a 16-byte digest per distinct
+message, not the message (`policyc replay` holds no more than that).
+"""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from ..wire.traffic import TrafficFormatError, TrafficRecord, parse_record
 from .outcome import Message
@@ -17,13 +25,25 @@ class TrafficFileError(Exception):
 
 def read_traffic(path: str | Path) -> list[tuple[Message, TrafficRecord]]:
     """Every record of a traffic file, as messages; identical messages are kept once."""
+    return list(iter_traffic(path))
+
+
+def iter_traffic(path: str | Path) -> Iterator[tuple[Message, TrafficRecord]]:
+    """The records of a traffic file one at a time, as `read_traffic` lists them.
+
+    The file is opened before the first record is asked for, so a missing
+    file fails here; a bad line fails when the iteration reaches it.
+    """
     path = Path(path)
-    seen: set[str] = set()
-    found: list[tuple[Message, TrafficRecord]] = []
     try:
         stream = path.open("rb")
     except OSError as exc:
         raise TrafficFileError(f"{path}: cannot read the traffic file ({exc.strerror})") from None
+    return _records(path, stream)
+
+
+def _records(path: Path, stream: BinaryIO) -> Iterator[tuple[Message, TrafficRecord]]:
+    seen: set[bytes] = set()
     with stream:
         # `readline(limit)`: a 1 GB line costs 64 MiB, not the whole line, before it is refused.
         lines = iter(lambda: stream.readline(MAX_LINE_BYTES + 1), b"")
@@ -48,9 +68,8 @@ def read_traffic(path: str | Path) -> list[tuple[Message, TrafficRecord]]:
                 record.context,
                 f"{path.name}:{number}",
             )
-            key = message.key()
+            key = hashlib.blake2b(message.key().encode("utf-8"), digest_size=16).digest()
             if key in seen:
                 continue
             seen.add(key)
-            found.append((message, record))
-    return found
+            yield message, record

@@ -17,20 +17,28 @@ budget ends in W323 on the rule it was asking about: never a silent pass.
 - W321: a mutator change that a later unconditional change always overwrites.
 - W322: a deny list (or name test) entirely covered by an allow list.
 - W323: an analysis stopped at its budget, so some of the above were not checked.
+- W315: a rule that can fire, but not while its params keep their defaults
+  (`deny if $.n > param.cap and $.n < 5` with `cap = 10`): a caller may pass
+  other values through `config`, so this is its own warning, not W301. An
+  empty list default (`param blocked: list[string] = []`) is the usual "none
+  configured" and is not reported.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..wire.constants import Phase
 from . import ast
 from .codes import Code
 from .diagnostics import Diagnostic, Span
 from .globs import glob_matches_bounded, glob_within, globs_intersect, literal_head
-from .model import PolicySetModel, ResolvedInterceptor
+from .model import PolicySetModel, ResolvedInterceptor, ResolvedParam
 from .path_syntax import Field, Index, PathSyntaxError, parse_path
 
 _FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "==": "==", "!=": "!="}
@@ -194,21 +202,135 @@ def _contradiction(facts: _Facts, budget: _Budget) -> str | None:
     return None
 
 
-def unsatisfiable(condition: ast.Condition, budget: _Budget) -> str | None:
-    """Why ``condition`` can never hold, or ``None`` when it may; raises ``_Undecided``."""
+def _plain(value: Any) -> Any:
+    """A param default as a literal holds it: lists as tuples, so nodes stay hashable."""
+    return tuple(_plain(v) for v in value) if isinstance(value, list | tuple) else value
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _literal_false(node: ast.Condition, defaults: set[int]) -> str | None:
+    """Why a comparison of a param's default (``defaults``: the ids of the literals that
+    stand for params) with a literal is false, if it is; constants are W301's (lints.py)."""
+    if not isinstance(node, ast.Compare) or node.quantifier is not None:
+        return None
+    left, right = node.left, node.right
+    if not isinstance(left, ast.Literal_) or not isinstance(right, ast.Literal_):
+        return None
+    if id(left) not in defaults and id(right) not in defaults:
+        return None
+    a, b = left.value, right.value
+    if node.op in ("==", "!="):
+        same = (type(a) is type(b) and a == b) or (_is_number(a) and _is_number(b) and a == b)
+        holds = same if node.op == "==" else not same
+    elif _is_number(a) and _is_number(b):
+        holds = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[node.op]
+    else:
+        return None
+    return None if holds else f"`{_shown(a)} {node.op} {_shown(b)}` is false"
+
+
+def unsatisfiable(
+    condition: ast.Condition, budget: _Budget, defaults: set[int] | None = None
+) -> str | None:
+    """Why ``condition`` can never hold, or ``None`` when it may; raises ``_Undecided``.
+
+    ``defaults``: the ids of literals that stand for params' defaults (W315).
+    """
     if isinstance(condition, ast.Or):
-        reasons = [unsatisfiable(c, budget) for c in condition.operands]
+        reasons = [unsatisfiable(c, budget, defaults) for c in condition.operands]
         return reasons[0] if reasons and all(reasons) else None
     operands = condition.operands if isinstance(condition, ast.And) else (condition,)
     facts = _Facts({}, {}, {}, {}, {})
     for operand in operands:
         if isinstance(operand, ast.And | ast.Or):
-            reason = unsatisfiable(operand, budget)
+            reason = unsatisfiable(operand, budget, defaults)
             if reason is not None:
                 return reason
         else:
+            reason = _literal_false(operand, defaults) if defaults else None
+            if reason is not None:
+                return reason
             _atom_facts(facts, operand)
     return _contradiction(facts, budget)
+
+
+def _with_defaults(
+    node: Any, params: Mapping[str, ResolvedParam], used: dict[str, Any], made: set[int]
+) -> Any:
+    """``node`` with each `param.NAME` that has a default replaced by that default.
+
+    ``used`` collects the params replaced, by name, with their defaults, and
+    ``made`` the ids of the literals that stand for them.
+    """
+    if isinstance(node, ast.ParamRef):
+        param = params.get(node.name)
+        if param is None or param.required:
+            return node
+        used[node.name] = param.default
+        literal = ast.Literal_(_plain(param.default), span=node.span)
+        made.add(id(literal))
+        return literal
+    if isinstance(node, ast.Like) and isinstance(node.globs, ast.ParamRef):
+        param = params.get(node.globs.name)
+        if param is not None and not param.required:
+            used[node.globs.name] = param.default
+            default = param.default
+            globs = tuple(default) if isinstance(default, list | tuple) else (str(default),)
+            node = dataclasses.replace(node, globs=globs)
+    if isinstance(node, tuple):
+        items = tuple(_with_defaults(item, params, used, made) for item in node)
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+    if not dataclasses.is_dataclass(node) or isinstance(node, type):
+        return node
+    changes = {}
+    for item in dataclasses.fields(node):
+        value = getattr(node, item.name)
+        if isinstance(value, tuple) or dataclasses.is_dataclass(value):
+            new = _with_defaults(value, params, used, made)
+            if new is not value:
+                changes[item.name] = new
+    return dataclasses.replace(node, **changes) if changes else node
+
+
+def _param_dead(
+    rule: ast.Rule, interceptor: ResolvedInterceptor, budget: _Budget
+) -> tuple[str, dict[str, Any]] | None:
+    """Why ``rule`` cannot fire once its params take their defaults, and those params."""
+    if isinstance(rule, ast.CheckRule) and not rule.unless:
+        condition = rule.condition
+    else:
+        guard = getattr(rule, "guard", None)
+        if not isinstance(guard, ast.Guard) or guard.unless:
+            return None
+        condition = guard.condition
+    used: dict[str, Any] = {}
+    made: set[int] = set()
+    fixed = _with_defaults(condition, interceptor.params, used, made)
+    if not used:
+        return None
+    reason = unsatisfiable(fixed, budget, made)
+    return None if reason is None else (reason, used)
+
+
+def _param_warning(rule: ast.Rule, reason: str, used: dict[str, Any]) -> Diagnostic:
+    values = ", ".join(f"`param.{name}` = {_shown(value)}" for name, value in sorted(used.items()))
+    names = ", ".join(sorted(used))
+    return Diagnostic(
+        Code.W315,
+        f"this rule cannot fire while {values} (the default{'s' if len(used) > 1 else ''})",
+        rule.span,
+        f"with that value its condition is a contradiction: {reason}; change the default of "
+        f"`{names}` to one the rule is meant for, or remove the rule if no caller sets "
+        f"`{names}` through `config`",
+    )
+
+
+def _shown(value: Any) -> str:
+    """A default as it is written in a policy (`false`, `["a"]`, `10`)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _rule_unsatisfiable(rule: ast.Rule, budget: _Budget) -> str | None:
@@ -240,6 +362,15 @@ def analyze_contradictions(
             undecided = True  # W304 is no proof once one rule went unchecked
             continue
         if reason is None:
+            try:
+                dead = _param_dead(rule, interceptor, budget)
+            except _Undecided as stop:
+                yield _undecided(stop, rule.span, "whether its params let it fire (W315) was")
+                if stop.exhausted:
+                    return
+                continue
+            if dead is not None:
+                yield _param_warning(rule, *dead)
             continue
         dead_denies += is_deny
         yield Diagnostic(

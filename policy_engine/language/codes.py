@@ -103,6 +103,8 @@ class Code(StrEnum):
     W311 = "W311", _WARNING, "glob over URLs lets other hosts through"
     W312 = "W312", _WARNING, "brace in a message is not a placeholder"
     W313 = "W313", _WARNING, "quantifier over a context reference"
+    W314 = "W314", _WARNING, "filter after a recursive wildcard skips the top level"
+    W315 = "W315", _WARNING, "rule cannot fire with its params' defaults"
     W320 = "W320", _WARNING, "rule shadowed by an earlier rule"
     W321 = "W321", _WARNING, "mutator change always overwritten"
     W322 = "W322", _WARNING, "deny list covered by an allow list"

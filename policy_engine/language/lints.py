@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ..wire.events import event_matches
 from . import ast
 from .analysis import analyze
+from .check_descendant_filters import lint_descendant_filters
 from .check_messages import lint_message_placeholders
 from .check_quantifiers import lint_context_quantifiers
 from .check_url_globs import lint_url_globs
@@ -168,6 +169,7 @@ def lint_interceptor(interceptor: ResolvedInterceptor) -> Iterator[Diagnostic]:
     yield from lint_url_globs(interceptor)
     yield from lint_message_placeholders(interceptor)
     yield from lint_context_quantifiers(interceptor)
+    yield from lint_descendant_filters(interceptor)
 
 
 def lint(model: PolicySetModel, max_analysis_steps: int) -> Iterator[Diagnostic]:

@@ -7,6 +7,7 @@ mistakes people make most, how to fix it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from lark import Token
@@ -24,6 +25,7 @@ from .build_ast import AstBuildError, build
 from .diagnostics import Code, Diagnostic, Span
 from .grammar import TooManyRules, collecting_comments, counting_rules, parser
 from .limits import SourceLimits
+from .misused_words import infix_function, meant
 
 STATEMENT_KEYWORDS = (
     "on",
@@ -235,7 +237,7 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
     open_string = _string_missing_its_quote(exc.token, text, file)
     if open_string is not None:
         return open_string
-    return _unexpected_token(exc, file, line, column)
+    return _unexpected_token(exc, file, line, column, text)
 
 
 def _word_at(text: str, start: int) -> tuple[int, int]:
@@ -259,11 +261,16 @@ def _keyword_with_extra_letters(exc: UnexpectedToken, text: str, file: str) -> D
     guess = closest(word, sorted(_ALL_KEYWORDS))
     line = text.count("\n", 0, begin) + 1
     column = begin - (text.rfind("\n", 0, begin) + 1) + 1
+    habit = meant(word)
+    if habit is not None:
+        help_text: str | None = f"write `{habit[0]}`: {habit[1]}"
+    else:
+        help_text = f"did you mean `{guess[0]}`?" if guess else None
     return Diagnostic(
         Code.E001,
         f"unexpected `{word}`",
         Span(file, line, column, line, column + len(word)),
-        f"did you mean `{guess[0]}`?" if guess else None,
+        help_text,
     )
 
 
@@ -454,7 +461,9 @@ def _unexpected_character(
     )
 
 
-def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -> Diagnostic:
+def _unexpected_token(
+    exc: UnexpectedToken, file: str, line: int, column: int, text: str = ""
+) -> Diagnostic:
     token = exc.token
     value = str(token)
     span = _token_span(file, token)
@@ -513,15 +522,54 @@ def _unexpected_token(exc: UnexpectedToken, file: str, line: int, column: int) -
             else "a file holds `validator`, `mutator`, `pattern` and `test` blocks",
         )
     found = "end of file" if token.type == "$END" else f"`{value}`"
+    habit = _habit(exc, value, expected_terms, text)
+    if habit is not None:
+        return Diagnostic(Code.E001, f"unexpected {found}", span, habit)
     help_text = f"expected {expected}" if expected else None
     # A misspelt word where only words fit (`per minuts`, `limit rat`).
     words = [t.lower() for t in sorted(expected_terms) if t.isalpha() and t not in _TERMINAL_WORDS]
     word_guess = closest(value, words) if token.type != "$END" else []
     if word_guess:
         help_text = f"did you mean `{word_guess[0]}`?"
+    elif (
+        "STRING" in expected_terms
+        and token.type in {"NAME", "IDENT", "EVENT", "PATTERN_NAME"}
+        and value.lower() not in _ALL_KEYWORDS
+    ):
+        help_text = f'a string is written in double quotes: `"{value}"`'
     if keywords and not help_text:
         help_text = f"expected one of: {', '.join(sorted(keywords))}"
     return Diagnostic(Code.E001, f"unexpected {found}", span, help_text)
+
+
+def _habit(exc: UnexpectedToken, value: str, expected: set[str], text: str) -> str | None:
+    """The fix for a word or form from another language (``misused_words``), if it is one."""
+    habit = meant(value)
+    if habit is not None and habit[0].upper() in expected:
+        return f"write `{habit[0]}`: {habit[1]}"
+    function = infix_function(value)
+    if function is not None and "COMPARE" in expected:
+        subject, argument = _operands_around(exc, text)
+        return (
+            f"`{function}` is a function, not an operator: write "
+            f"`{function}({subject}, {argument})`"
+        )
+    if exc.token.type == "STRING" and "REGEX" in expected:
+        body = value[1:-1].replace("/", "\\/")
+        return f"a regex is written between slashes, not quotes: `/{body}/`"
+    return None
+
+
+def _operands_around(exc: UnexpectedToken, text: str) -> tuple[str, str]:
+    """The operand written before an infix word and the one after it, as the user wrote them."""
+    start = exc.token.start_pos or 0
+    end = exc.token.end_pos or start
+    before = re.search(r"(\S+)\s*$", text[:start].split("\n")[-1]) if text else None
+    after = re.match(r"\s*(\"(?:[^\"\\\n]|\\.)*\"|\S+)", text[end:]) if text else None
+    return (
+        before.group(1) if before else "SUBJECT",
+        after.group(1) if after else '"TEXT"',
+    )
 
 
 _ALL_KEYWORDS = (
