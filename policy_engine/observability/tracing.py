@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Final
 
 from policy_engine.wire.tracecontext import TraceParent, from_meta
@@ -90,9 +91,10 @@ class Tracing:
         self._error = StatusCode.ERROR
 
     def _parent(self, parent: TraceParent | None) -> Any:
-        """An OpenTelemetry context holding a remote parent, or ``None`` (the current one)."""
+        """An OpenTelemetry context holding a remote parent, or an empty one (a new trace:
+        never the process's current context, which is not policyc's to follow)."""
         if parent is None:
-            return None
+            return self._context.Context()
         try:
             state = self._state.from_header([parent.tracestate]) if parent.tracestate else None
         except Exception:  # a malformed tracestate is dropped, the parent kept
@@ -118,19 +120,24 @@ class Tracing:
         span = self._tracer.start_span(
             name, context=self._parent(parent), kind=self._server, attributes=attributes
         )
-        token = self._context.attach(self._api.set_span_in_context(span))
+        opened = Span(self, span)
+        token = _current.set(opened)
         try:
-            yield Span(self, span)
+            yield opened
         finally:
-            self._context.detach(token)
+            _current.reset(token)
             span.end()
 
     def chain_run(self, event: str, phase: str, meta: object) -> Span:
         """The span of one chain run: under the current span, else under ``meta``'s
         ``traceparent`` (an in-code host has no request span), else a new trace."""
-        current = self._api.get_current_span().get_span_context()
-        parent = None if current.is_valid else self._parent(from_meta(meta))
+        current = _current.get()
+        if current is not None:
+            return current.child(
+                f"chain {event} {phase}", {"policyc.event": event, "policyc.phase": phase}
+            )
         attributes = {"policyc.event": event, "policyc.phase": phase}
+        parent = self._parent(from_meta(meta))
         span = self._tracer.start_span(
             f"chain {event} {phase}", context=parent, attributes=attributes
         )
@@ -146,6 +153,10 @@ class Tracing:
 
 
 _active: Tracing | None = None
+_current: ContextVar[Span | None] = ContextVar("policyc_span", default=None)
+"""The request span policyc opened in this task: its own variable, not OpenTelemetry's
+current context, so the MCP SDK (which injects the current context into the ``_meta`` of
+what it sends, from whichever task sends it) never stamps one request's span on another."""
 
 
 def active() -> Tracing | None:
