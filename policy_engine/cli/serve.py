@@ -26,7 +26,7 @@ from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
-from .metrics_options import metrics_listen_option, start_metrics_listener
+from .metrics_options import count_store_errors, metrics_listen_option, start_metrics_listener
 from .options import limit_options, limits_from
 from .rate_limit_options import rate_limit_options, rate_limit_runtime
 from .tracing_options import start_tracing, tracing_options
@@ -175,6 +175,7 @@ def serve(
     from ..observability import metrics
 
     metrics.policies_loaded()
+    count_store_errors()
     start_metrics_listener(metrics_listen)
     start_tracing(otlp_endpoint, otel_service_name)
     with _logs(decision_log, log_payloads, record_path, bounds) as (log, recorder):
