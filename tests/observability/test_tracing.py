@@ -217,3 +217,35 @@ def test_the_engine_never_imports_opentelemetry_unless_asked() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_asking_for_traces_without_the_extra_is_a_usage_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As if `policyc[otel]` were not installed: the SDK cannot be imported."""
+    from policy_engine.cli.tracing_options import start_tracing
+
+    monkeypatch.setitem(sys.modules, "opentelemetry.sdk.resources", None)
+    with pytest.raises(SystemExit) as exited:
+        start_tracing("http://127.0.0.1:4318", None)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--otlp-endpoint" in err and "pip install 'policyc[otel]'" in err
+    assert "Traceback" not in err and tracing.active() is None
+    with pytest.raises(SystemExit) as exited:
+        start_tracing("ftp://collector", None)
+    assert exited.value.code == 2 and "not an http:// or https:// URL" in capsys.readouterr().err
+
+
+def test_without_a_flag_or_the_variables_tracing_stays_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from policy_engine.cli.tracing_options import start_tracing
+
+    monkeypatch.delenv(tracing.ENDPOINT_ENV, raising=False)
+    monkeypatch.delenv(tracing.TRACES_ENDPOINT_ENV, raising=False)
+    start_tracing(None, "ignored")
+    assert tracing.active() is None
+    assert tracing.wanted(None, {tracing.ENDPOINT_ENV: "http://c:4318"})
+    assert tracing.traces_url("http://c:4318/") == "http://c:4318/v1/traces"
+    assert tracing.traces_url("http://c:4318/v1/traces") == "http://c:4318/v1/traces"
