@@ -1,9 +1,11 @@
 """The per-request cost of metrics and of tracing, each against neither, in the same run.
 
-Four configurations of each hot path, interleaved round by round in one process:
+Five configurations of each hot path, interleaved round by round in one process:
 ``neither``, ``metrics`` (the Prometheus hooks), ``tracing`` (OpenTelemetry spans
 exported over OTLP/HTTP protobuf to a receiver in a separate process, so only the
-exporting side runs here) and ``both``. The hot paths:
+exporting side runs here), ``both``, and ``spans`` (the same spans handed to an
+exporter that drops them: the SDK's cost without the encoding and the POST). The
+hot paths:
 
 - ``gateway``: what the gateway does per ``tools/call`` request: the request span
   (when tracing), the chain run through the shipped policies with a span per
@@ -12,7 +14,8 @@ exporting side runs here) and ``both``. The hot paths:
   ``interceptor/invoke`` span (when tracing) and counting the decision (when counting).
 
 Every call gets a fresh payload (deep copies made before the clock starts), carrying a
-client ``traceparent`` in ``_meta``. Reports medians over rounds, and the load average.
+client ``traceparent`` in ``_meta``. Reports medians over rounds of wall time and of the
+process's CPU time (all threads, the exporter's too) per call, and the load average.
 
     python bench/bench_observability.py            # about two minutes
     python bench/bench_observability.py --quick    # a few seconds
@@ -50,7 +53,8 @@ CALL = {
     "arguments": {"path": "/srv/docs/readme.md", "note": "x" * 2000},
     "_meta": {"traceparent": TRACEPARENT},
 }
-CONFIGS = ("neither", "metrics", "tracing", "both")
+CONFIGS = ("neither", "metrics", "spans", "tracing", "both")
+TRACED = ("spans", "tracing", "both")
 
 # A collector stand-in: answers every POST /v1/traces with 200 and drops the body.
 _RECEIVER = """
@@ -64,6 +68,34 @@ s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()
 """
+
+
+def _per_call(started: float, cpu: float, calls: int) -> tuple[float, float]:
+    """Wall and CPU microseconds per call. CPU time is this process's, every thread's
+    (so the exporter's encoding counts), and is what other load on the machine barely
+    disturbs; wall time is what a caller waits."""
+    return (
+        (time.perf_counter() - started) / calls * 1e6,
+        (time.process_time() - cpu) / calls * 1e6,
+    )
+
+
+def _dropping() -> tracing.Tracing:
+    """Tracing whose exporter drops every span: what recording spans costs alone."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        SpanExporter,
+        SpanExportResult,
+    )
+
+    class Drop(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Drop()))
+    return tracing.Tracing(provider, None)
 
 
 @contextlib.contextmanager
@@ -88,36 +120,39 @@ async def main(rounds: int, calls: int) -> dict[str, Any]:
 
     with receiver() as url:
         traced = tracing.configure(url, "bench")
+        dropped = _dropping()
+        tracers = {"spans": dropped, "tracing": traced, "both": traced}
         cores = {
             "neither": Interception(chain),
             "metrics": Interception(chain, observer=metrics.chain_observer),
+            "spans": Interception(chain, tracer=dropped),
             "tracing": Interception(chain, tracer=traced),
             "both": Interception(chain, observer=metrics.chain_observer, tracer=traced),
         }
         attributes = {"rpc.system": "jsonrpc", "rpc.method": "tools/call"}
 
-        async def gateway(config: str, payloads: list[dict[str, Any]]) -> float:
+        async def gateway(config: str, payloads: list[dict[str, Any]]) -> tuple[float, float]:
             core = cores[config]
-            traces = config in ("tracing", "both")
-            started = time.perf_counter()
+            tracer = tracers.get(config)
+            started, cpu = time.perf_counter(), time.process_time()
             for payload in payloads:
-                if traces:
+                if tracer is not None:
                     parent = from_meta(payload.get("_meta"))
-                    with traced.request("gateway tools/call", attributes, parent):
+                    with tracer.request("gateway tools/call", attributes, parent):
                         await core.run("tools/call", "request", payload, origin="client")
                 else:
                     await core.run("tools/call", "request", payload, origin="client")
-            return (time.perf_counter() - started) / len(payloads) * 1e6
+            return _per_call(started, cpu, len(payloads))
 
-        async def serve(config: str, invokes: list[dict[str, Any]]) -> float:
-            tracing._active = traced if config in ("tracing", "both") else None
+        async def serve(config: str, invokes: list[dict[str, Any]]) -> tuple[float, float]:
+            tracing._active = tracers.get(config)
             if config not in ("metrics", "both"):
                 metrics.decision = _off  # type: ignore[assignment]
             try:
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), time.process_time()
                 for params in invokes:
                     await service.invoke(params)
-                return (time.perf_counter() - started) / len(invokes) * 1e6
+                return _per_call(started, cpu, len(invokes))
             finally:
                 metrics.decision = real_decision  # type: ignore[assignment]
                 tracing._active = traced
@@ -133,7 +168,9 @@ async def main(rounds: int, calls: int) -> dict[str, Any]:
                 "_meta": meta,
             }
 
-        timings: dict[str, list[float]] = {f"{p}_{c}": [] for p in ("gw", "sv") for c in CONFIGS}
+        timings: dict[str, list[tuple[float, float]]] = {
+            f"{p}_{c}": [] for p in ("gw", "sv") for c in CONFIGS
+        }
         for config in CONFIGS:  # warm-up, untimed
             await gateway(config, [copy.deepcopy(CALL) for _ in range(20)])
             await serve(config, [invoke_params() for _ in range(20)])
@@ -145,14 +182,18 @@ async def main(rounds: int, calls: int) -> dict[str, Any]:
                 timings[f"sv_{config}"].append(await serve(config, invokes))
         traced.flush()
         tracing.disable()
-    median = {key: statistics.median(values) for key, values in timings.items()}
+        dropped.shutdown()
     result: dict[str, Any] = {"load_average": [round(x, 2) for x in os.getloadavg()]}
-    for path, name in (("gw", "gateway"), ("sv", "serve")):
-        base = median[f"{path}_neither"]
-        result[f"{name}_us"] = {config: round(median[f"{path}_{config}"], 1) for config in CONFIGS}
-        result[f"{name}_ratio"] = {
-            config: round(median[f"{path}_{config}"] / base, 3) for config in CONFIGS[1:]
+    for index, clock in ((0, "wall"), (1, "cpu")):
+        median = {
+            key: statistics.median(v[index] for v in values) for key, values in timings.items()
         }
+        for path, name in (("gw", "gateway"), ("sv", "serve")):
+            base = median[f"{path}_neither"]
+            result[f"{name}_{clock}_us"] = {c: round(median[f"{path}_{c}"], 1) for c in CONFIGS}
+            result[f"{name}_{clock}_ratio"] = {
+                c: round(median[f"{path}_{c}"] / base, 3) for c in CONFIGS[1:]
+            }
     return result
 
 

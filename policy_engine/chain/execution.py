@@ -242,17 +242,7 @@ class _Run:
         """Run one interceptor under its own timeout; never raises for its failures."""
         if self.span is None:
             return await self._invoke_in(entry, payload, self.params.context)
-        span = self.span.child(
-            f"interceptor {entry.name}",
-            # The event and phase are on the chain run's span: each attribute costs the
-            # SDK a validation pass, on every invocation.
-            {
-                "policyc.interceptor": entry.name,
-                "policyc.interceptor.type": entry.type,
-                "policyc.mode": entry.mode or "active",
-                "policyc.remote": not entry.route.in_process,
-            },
-        )
+        span = self.span.child(f"interceptor {entry.name}", {})
         try:
             context = self.params.context
             ids = {"trace_id": span.trace_id, "span_id": span.span_id}
@@ -262,8 +252,20 @@ class _Run:
                 else InvocationContext(trace_id=span.trace_id, span_id=span.span_id)
             )
             outcome = await self._invoke_in(entry, payload, context)
-            # The failure's kind, not its reason: a crash's text may quote the payload.
-            span.set(_span_outcome(outcome), error=outcome.failure)
+            # All attributes in one call at the end: the SDK validates each call's items,
+            # which costs more than the span itself. The event and phase are on the
+            # chain run's span. The failure's kind, not its reason (which may quote the
+            # payload), marks a fault.
+            span.set(
+                {
+                    "policyc.interceptor": entry.name,
+                    "policyc.interceptor.type": entry.type,
+                    "policyc.mode": entry.mode or "active",
+                    "policyc.remote": not entry.route.in_process,
+                    **_span_outcome(outcome),
+                },
+                error=outcome.failure,
+            )
         finally:
             span.end()
         return outcome

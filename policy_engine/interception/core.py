@@ -213,6 +213,8 @@ class Interception:
                 result = await self.chain.execute(params, side=side, span=span)
                 span.set(
                     {
+                        "policyc.event": event,
+                        "policyc.phase": phase,
                         "policyc.chain.status": result.status,
                         "policyc.duration_ms": result.total_duration_ms,
                         **({"policyc.server": server} if server is not None else {}),

@@ -55,7 +55,7 @@ class Span:
 
     def child(self, name: str, attributes: Mapping[str, Any]) -> Span:
         parent = self._tracing._api.set_span_in_context(self._span)
-        span = self._tracing._tracer.start_span(name, context=parent, attributes=attributes)
+        span = self._tracing._tracer.start_span(name, context=parent, attributes=attributes or None)
         return Span(self._tracing, span)
 
     def set(self, attributes: Mapping[str, Any], *, error: str | None = None) -> None:
@@ -133,15 +133,9 @@ class Tracing:
         ``traceparent`` (an in-code host has no request span), else a new trace."""
         current = _current.get()
         if current is not None:
-            return current.child(
-                f"chain {event} {phase}", {"policyc.event": event, "policyc.phase": phase}
-            )
-        attributes = {"policyc.event": event, "policyc.phase": phase}
+            return current.child(f"chain {event} {phase}", {})
         parent = self._parent(from_meta(meta))
-        span = self._tracer.start_span(
-            f"chain {event} {phase}", context=parent, attributes=attributes
-        )
-        return Span(self, span)
+        return Span(self, self._tracer.start_span(f"chain {event} {phase}", context=parent))
 
     def flush(self, timeout_ms: int = 5000) -> bool:
         """Export every ended span now; whether that finished in time."""
