@@ -15,18 +15,21 @@ from .provider import ChainProvider
 from .remote import RemoteProvider
 from .servers import ServerSpec
 from .settings import Selector, build_entries, merge_overrides
+from .tracing import ChainTracer, TraceSpan
 
 __all__ = [
     "ChainConfig",
     "ChainConfigError",
     "ChainEntry",
     "ChainProvider",
+    "ChainTracer",
     "DiscoveryError",
     "Host",
     "InterceptorChain",
     "RemoteProvider",
     "Selector",
     "ServerSpec",
+    "TraceSpan",
     "build_entries",
     "chain_error",
     "check_narrowing",

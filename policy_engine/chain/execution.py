@@ -30,6 +30,7 @@ from policy_engine.wire import (
     ChainExecutionResult,
     ChainStatus,
     InterceptorError,
+    InvocationContext,
     InvokeParams,
     MutationResult,
     Phase,
@@ -39,8 +40,10 @@ from policy_engine.wire import (
     ValidationResult,
 )
 from policy_engine.wire.errors import TIMEOUT
+from policy_engine.wire.tracecontext import rule_codes
 
 from .entry import ChainEntry
+from .tracing import TraceSpan
 
 Failure = Literal["crash", "timeout"]
 AbortKind = Literal["validation", "mutation", "timeout"]
@@ -107,14 +110,16 @@ async def execute_chain(
     side: Side,
     default_timeout_ms: int | None = None,
     selected: Selection | None = None,
+    span: TraceSpan | None = None,
 ) -> ChainExecutionResult:
     """Run the chain; ``selected`` is `select_entries` of these entries and params,
-    when the caller keeps it from an earlier run."""
+    when the caller keeps it from an earlier run; ``span``, the run's span when the host
+    traces: each invocation gets a child, whose ids its context carries."""
     if side not in ("sending", "receiving"):
         raise ValueError(f"side must be `sending` or `receiving`, not `{side}`")
     started = time.perf_counter()
     mutators, validators = selected if selected is not None else select_entries(entries, params)
-    run = _Run(params, default_timeout_ms)
+    run = _Run(params, default_timeout_ms, span)
     stages = (
         ((run.mutate, mutators), (run.validate, validators))
         if side == "sending"
@@ -149,8 +154,14 @@ async def _run_stages(run: _Run, stages: tuple[Stage, Stage]) -> None:
 class _Run:
     """The mutable state of one execution: running payload, results, verdict."""
 
-    def __init__(self, params: ChainExecutionParams, default_timeout_ms: int | None) -> None:
+    def __init__(
+        self,
+        params: ChainExecutionParams,
+        default_timeout_ms: int | None,
+        span: TraceSpan | None = None,
+    ) -> None:
         self.params = params
+        self.span = span
         self.default_timeout_ms = default_timeout_ms
         self.payload = params.payload
         self.results: list[dict[str, Any]] = []  # ChainResultEntry fields
@@ -229,6 +240,39 @@ class _Run:
 
     async def _invoke(self, entry: ChainEntry, payload: object) -> _Outcome:
         """Run one interceptor under its own timeout; never raises for its failures."""
+        if self.span is None:
+            return await self._invoke_in(entry, payload, self.params.context)
+        span = self.span.child(f"interceptor {entry.name}", {})
+        try:
+            context = self.params.context
+            ids = {"trace_id": span.trace_id, "span_id": span.span_id}
+            context = (
+                context.model_copy(update=ids)
+                if context is not None
+                else InvocationContext(trace_id=span.trace_id, span_id=span.span_id)
+            )
+            outcome = await self._invoke_in(entry, payload, context)
+            # All attributes in one call at the end: the SDK validates each call's items,
+            # which costs more than the span itself. The event and phase are on the
+            # chain run's span. The failure's kind, not its reason (which may quote the
+            # payload), marks a fault.
+            span.set(
+                {
+                    "policyc.interceptor": entry.name,
+                    "policyc.interceptor.type": entry.type,
+                    "policyc.mode": entry.mode or "active",
+                    "policyc.remote": not entry.route.in_process,
+                    **_span_outcome(outcome),
+                },
+                error=outcome.failure,
+            )
+        finally:
+            span.end()
+        return outcome
+
+    async def _invoke_in(
+        self, entry: ChainEntry, payload: object, context: InvocationContext | None
+    ) -> _Outcome:
         limit = entry.timeout_ms(self.default_timeout_ms)
         route = entry.route
         # A private copy: a local provider gets what a remote one would, a
@@ -239,7 +283,7 @@ class _Run:
         config = entry.invoke_config(per_call.get(entry.name) if per_call else None)
         direct = route.fields
         if direct is not None:
-            event, phase, context = self.params.event, self.params.phase, self.params.context
+            event, phase = self.params.event, self.params.phase
             state = self.state
 
             def invoke() -> Awaitable[ValidationResult | MutationResult]:
@@ -255,7 +299,7 @@ class _Run:
                 payload=given,
                 config=config,
                 timeout_ms=limit,
-                context=self.params.context,
+                context=context,
             )
             provider = route.provider
 
@@ -390,6 +434,22 @@ class _Run:
                 "aborted_at": self.aborted,
             }
         )
+
+
+def _span_outcome(outcome: _Outcome) -> dict[str, Any]:
+    """What an invocation's span says of it: outcome, rule codes, duration; no payload."""
+    result = outcome.result
+    fields: dict[str, Any] = {"policyc.duration_ms": outcome.duration_ms}
+    if outcome.failure is not None:
+        fields["policyc.outcome"] = "timeout" if outcome.failure == "timeout" else "error"
+    elif isinstance(result, ValidationResult):
+        fields["policyc.outcome"] = "valid" if result.valid else "invalid"
+        codes = rule_codes(result.info)
+        if codes:
+            fields["policyc.rules"] = codes
+    elif isinstance(result, MutationResult):
+        fields["policyc.outcome"] = "modified" if result.modified else "unmodified"
+    return fields
 
 
 def _nulls_the_payload(result: ValidationResult | MutationResult | None, given: object) -> bool:

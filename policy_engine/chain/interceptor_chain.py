@@ -32,6 +32,7 @@ from .execution import Selection, execute_chain, select_entries, select_hooked
 from .remote import RemoteProvider
 from .servers import ServerSpec
 from .settings import Selector, build_entries, merge_overrides, name_hint
+from .tracing import TraceSpan
 
 DEFAULT_DISCOVERY_TIMEOUT_MS = 30_000
 
@@ -118,11 +119,14 @@ class InterceptorChain:
                     f"no interceptor named `{name}` to select", help=name_hint(name, known)
                 )
 
-    async def execute(self, params: ChainExecutionParams, *, side: Side) -> ChainExecutionResult:
+    async def execute(
+        self, params: ChainExecutionParams, *, side: Side, span: TraceSpan | None = None
+    ) -> ChainExecutionResult:
         """Run the chain for one event and phase, as the ``side`` of a trust boundary.
 
         Never raises for an interceptor's failure or a denial: the result's
-        ``status`` and ``abortedAt`` say what happened.
+        ``status`` and ``abortedAt`` say what happened. ``span``: the run's span, when
+        the host traces (see ``chain.tracing``).
         """
         return await execute_chain(
             self._entries,
@@ -130,6 +134,7 @@ class InterceptorChain:
             side=side,
             default_timeout_ms=self.default_timeout_ms,
             selected=self._selection(params),
+            span=span,
         )
 
     @classmethod

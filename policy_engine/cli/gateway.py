@@ -26,9 +26,10 @@ from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
-from .metrics_options import metrics_listen_option, start_metrics_listener
+from .metrics_options import count_store_errors, metrics_listen_option, start_metrics_listener
 from .rate_limit_options import rate_limit_options, rate_limit_runtime
 from .serve import parse_listen
+from .tracing_options import start_tracing, tracing_options
 
 if TYPE_CHECKING:
     from ..compiler import PolicySet
@@ -226,6 +227,7 @@ def _reload(
     help="stdio: a role in context.principal.claims.roles (repeatable).",
 )
 @metrics_listen_option
+@tracing_options
 @flow_options
 @auth_options
 @rate_limit_options
@@ -257,6 +259,8 @@ def gateway(
     allow_shrink: bool,
     verbose: bool,
     metrics_listen: str | None,
+    otlp_endpoint: str | None,
+    otel_service_name: str | None,
     flow_store: str | None,
     flow_key_env: str | None,
     flow_ttl: float,
@@ -317,7 +321,9 @@ def gateway(
         options, (flows, counters), flow["flow_store"], max_payload_bytes, watch, allow_shrink
     )
     decisions, recorder = _open_logs(options, decision_log_complete)
+    count_store_errors()
     start_metrics_listener(metrics_listen)
+    start_tracing(otlp_endpoint, otel_service_name)
     _serve(options, decisions, recorder)
 
 

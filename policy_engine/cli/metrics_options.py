@@ -23,6 +23,28 @@ metrics_listen_option: Callable[[F], F] = click.option(
 )
 
 
+def _flow_store_failed(kind: str, operation: str) -> None:
+    from ..observability import metrics
+
+    metrics.store_error("flow", kind, operation)
+
+
+def _limit_store_failed(kind: str, operation: str) -> None:
+    from ..observability import metrics
+
+    metrics.store_error("limit", kind, operation)
+
+
+def count_store_errors() -> None:
+    """Count flow-store and limit-store failures in ``policyc_store_errors_total`` (the
+    store layers import nothing of policyc's, so the command hands them the counter)."""
+    from ..flow import on_error as on_flow_error
+    from ..limits import on_error as on_limit_error
+
+    on_flow_error(_flow_store_failed)
+    on_limit_error(_limit_store_failed)
+
+
 def start_metrics_listener(value: str | None) -> None:
     """Start the listener, or exit with a usage error naming the address."""
     if value is None:

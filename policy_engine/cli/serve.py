@@ -26,9 +26,10 @@ from .auth_options import auth_options, oauth_settings, pop_auth_flags, started_
 from .exit_codes import ExitCode
 from .flow_options import flow_options, flow_runtime
 from .inputs import compile_or_exit, fail
-from .metrics_options import metrics_listen_option, start_metrics_listener
+from .metrics_options import count_store_errors, metrics_listen_option, start_metrics_listener
 from .options import limit_options, limits_from
 from .rate_limit_options import rate_limit_options, rate_limit_runtime
+from .tracing_options import start_tracing, tracing_options
 
 if TYPE_CHECKING:
     from ..compiler import PolicySet
@@ -76,6 +77,7 @@ def parse_listen(value: str) -> tuple[str, int]:
     "`policyc replay` (created owner-only: it holds raw payloads).",
 )
 @metrics_listen_option
+@tracing_options
 @limit_options
 @serve_options.limit_options
 @flow_options
@@ -92,6 +94,8 @@ def serve(
     allowed_hosts: tuple[str, ...],
     record_path: str | None,
     metrics_listen: str | None,
+    otlp_endpoint: str | None,
+    otel_service_name: str | None,
     max_payload_bytes: int,
     max_depth: int,
     **bounds: Any,
@@ -171,7 +175,9 @@ def serve(
     from ..observability import metrics
 
     metrics.policies_loaded()
+    count_store_errors()
     start_metrics_listener(metrics_listen)
+    start_tracing(otlp_endpoint, otel_service_name)
     with _logs(decision_log, log_payloads, record_path, bounds) as (log, recorder):
         options.decision_log, options.record = log, recorder
         try:

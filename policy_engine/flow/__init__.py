@@ -9,7 +9,7 @@ standard library (and the optional `redis` client).
 
 from .fingerprint import Fingerprinter
 from .memory import MemoryFlowStore
-from .store import FlowEntry, FlowLimits, FlowStore, FlowStoreError, Recall
+from .store import FlowEntry, FlowLimits, FlowStore, FlowStoreError, Recall, on_error
 
 __all__ = [
     "Fingerprinter",
@@ -19,4 +19,5 @@ __all__ = [
     "FlowStoreError",
     "MemoryFlowStore",
     "Recall",
+    "on_error",
 ]

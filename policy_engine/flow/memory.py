@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .store import OVERFLOWED, FlowEntry, FlowLimits, FlowStoreError, Recall
+from .store import OVERFLOWED, FlowEntry, FlowLimits, Recall, failed
 
 
 @dataclass
@@ -60,9 +60,11 @@ class MemoryFlowStore:
         if self._clean:
             self._drop(next(iter(self._clean)))
             return
-        raise FlowStoreError(
+        raise failed(
+            "memory",
+            "open_session",
             f"flow store full: {len(self._held)} sessions hold remembered values "
-            "(--flow-max-sessions); a new session is refused until one expires"
+            "(--flow-max-sessions); a new session is refused until one expires",
         )
 
     def _session(self, session: str, create: bool) -> _Session | None:

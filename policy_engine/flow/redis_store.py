@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .fingerprint import Fingerprinter
-from .store import OVERFLOWED, FlowEntry, FlowLimits, FlowStoreError, Recall
+from .store import OVERFLOWED, FlowEntry, FlowLimits, FlowStoreError, Recall, failed
 
 LOST = "the flow store lost this session's state (a Redis restart, flush or eviction)"
 FORGED = "the flow store holds an entry policyc did not write"
@@ -148,7 +148,8 @@ class RedisFlowStore:
         try:
             return await action
         except (RedisError, OSError, TimeoutError) as exc:
-            raise FlowStoreError(f"flow store unavailable ({what}: {type(exc).__name__})") from None
+            message = f"flow store unavailable ({what}: {type(exc).__name__})"
+            raise failed("redis", what, message) from None
 
     async def _run(self, op: str, session: str, now: float, args: Sequence[str]) -> list[str]:
         """One script call; the replica adopts the epoch it reports."""

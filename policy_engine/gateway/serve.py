@@ -19,7 +19,7 @@ import anyio
 from policy_engine.chain import InterceptorChain, Selector, ServerSpec
 from policy_engine.flow import Fingerprinter
 from policy_engine.interception import BlockStyle, ChainRun, Interception, Role
-from policy_engine.observability import metrics
+from policy_engine.observability import metrics, tracing
 from policy_engine.server.limits import DEFAULT_PAYLOAD_BYTES
 from policy_engine.server.oauth import OAuthSettings
 from policy_engine.wire import InterceptorOverrides, InterceptorProvider, Principal
@@ -197,6 +197,7 @@ async def open_interception(
             block_style=options.block_style,
             chain_timeout_ms=options.chain_timeout_ms,
             observer=observers(metrics.chain_observer, observer),
+            tracer=tracing.active(),
         )
         if options.reload is not None:
             options.reload.attach(interception, options.overrides, options.configs)

@@ -42,10 +42,22 @@ from mcp_types import (
 
 from policy_engine.interception import Forward, Interception, InterceptionSession, Refuse
 from policy_engine.observability import metrics
+from policy_engine.observability.metrics import UNKNOWN
+from policy_engine.observability.tracing import Tracing
+from policy_engine.observability.tracing import active as active_tracing
 from policy_engine.server import InterceptorService
 from policy_engine.wire import InterceptorError
-from policy_engine.wire.constants import CANCELLED, HANDSHAKE_METHODS, INITIALIZED
+from policy_engine.wire.constants import (
+    CANCELLED,
+    HANDSHAKE_METHODS,
+    INITIALIZED,
+    INVOKE_METHODS,
+    LIST_METHOD,
+    OTHER_MCP_METHODS,
+)
 from policy_engine.wire.errors import INTERNAL_ERROR
+from policy_engine.wire.events import STANDARD_EVENTS
+from policy_engine.wire.tracecontext import from_meta
 
 from .backend import ORIGIN, BackendError, BackendSpec
 from .backend_traffic import BackendTraffic
@@ -61,6 +73,10 @@ from .scope import SCOPE, OpenRequests, RequestScope
 logger = logging.getLogger("policyc.gateway")
 
 _DRAIN_S = 5.0
+KNOWN_METHODS = (
+    frozenset(STANDARD_EVENTS) | HANDSHAKE_METHODS | INVOKE_METHODS | OTHER_MCP_METHODS
+) | {LIST_METHOD}
+"""Methods a span may be named after; any other (a client chooses it) is ``(unknown)``."""
 
 
 @dataclass
@@ -246,7 +262,11 @@ class GatewaySession:
         entered = SCOPE.set(RequestScope(view or self.chain, envelope))
         origin = ORIGIN.set(request.id)
         with scope:
-            reply = await self._answer(request.method, request.params)
+            tracing = active_tracing()
+            if tracing is None:
+                reply = await self._answer(request.method, request.params)
+            else:
+                reply = await self._traced_answer(tracing, request.method, request.params, meta)
         SCOPE.reset(entered)
         ORIGIN.reset(origin)
         if reply.result is not None and is_modern(request.params):
@@ -265,6 +285,18 @@ class GatewaySession:
                 jsonrpc="2.0", id=request.id, result=reply.result or {}
             )
         await self._send_front(message)
+
+    async def _traced_answer(
+        self, tracing: Tracing, method: str, params: dict[str, Any] | None, meta: object
+    ) -> Reply:
+        """:meth:`_answer` under a ``gateway <method>`` span, the client's trace its parent."""
+        known = method if method in KNOWN_METHODS else UNKNOWN
+        attributes = {"rpc.system": "jsonrpc", "rpc.method": known}
+        with tracing.request(f"gateway {known}", attributes, from_meta(meta)) as span:
+            reply = await self._answer(method, params)
+            if reply.error is not None:
+                span.set({"rpc.jsonrpc.error_code": reply.error.code})
+            return reply
 
     async def _answer(self, method: str, params: dict[str, Any] | None) -> Reply:
         """The reply to one client request: every failure is a JSON-RPC error."""

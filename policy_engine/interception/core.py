@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
-from policy_engine.chain import InterceptorChain, chain_error, side_for
+from policy_engine.chain import ChainTracer, InterceptorChain, chain_error, side_for
 from policy_engine.wire import (
     AbortedAt,
     ChainExecutionParams,
@@ -38,6 +38,7 @@ from policy_engine.wire import (
 )
 from policy_engine.wire.constants import SKIPPED_METHODS
 from policy_engine.wire.errors import INTERNAL_ERROR, validation_error_item
+from policy_engine.wire.tracecontext import from_meta, payload_meta
 
 Role = Literal["client", "server"]
 """The side of the trust boundary the host acts for."""
@@ -51,6 +52,7 @@ INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read
 """Requests whose 2026-07-28 result may be an ``InputRequiredResult``."""
 
 _CARRIED = ("inputResponses", "requestState")
+_FAULTS = frozenset({"timeout", "mutation_failed"})
 _MAX_REMEMBERED_INPUTS = 1024
 
 
@@ -135,7 +137,10 @@ class Interception:
         block_style: BlockStyle = "error",
         chain_timeout_ms: int | None = None,
         observer: Callable[[ChainRun], None] | None = None,
+        tracer: ChainTracer | None = None,
     ) -> None:
+        """``tracer``: spans for each chain run and interceptor invocation (a host that
+        exports traces passes ``observability.tracing.active()``)."""
         if acts_for not in ("client", "server"):
             raise ValueError(f"acts_for must be `client` or `server`, not `{acts_for}`")
         if block_style not in ("error", "result"):
@@ -145,6 +150,7 @@ class Interception:
         self.block_style: BlockStyle = block_style
         self.chain_timeout_ms = chain_timeout_ms
         self.observer = observer
+        self.tracer = tracer
 
     def hooked(self, event: str, phase: Phase) -> bool:
         """Whether any entry fires on this event and phase."""
@@ -175,8 +181,20 @@ class Interception:
         if not self.hooked(event, phase):
             return None
         side = self.side(origin, phase)
+        meta = payload_meta(payload) if phase == "request" else None
+        span = self.tracer.chain_run(event, phase, meta) if self.tracer is not None else None
+        trace_id: str | None
+        span_id: str | None
+        if span is not None:
+            trace_id, span_id = span.trace_id, span.span_id
+        else:  # not tracing: the client's own trace still reaches the interceptors
+            parent = from_meta(meta)
+            trace_id = parent.trace_id if parent is not None else None
+            span_id = parent.span_id if parent is not None else None
         context = InvocationContext(
             principal=principal,
+            trace_id=trace_id,
+            span_id=span_id,
             session_id=session_id,
             server=server,
             timestamp=datetime.now(UTC).isoformat(timespec="milliseconds"),
@@ -188,7 +206,24 @@ class Interception:
             timeout_ms=self.chain_timeout_ms,
             context=context,
         )
-        result = await self.chain.execute(params, side=side)
+        if span is None:
+            result = await self.chain.execute(params, side=side)
+        else:
+            try:
+                result = await self.chain.execute(params, side=side, span=span)
+                span.set(
+                    {
+                        "policyc.event": event,
+                        "policyc.phase": phase,
+                        "policyc.chain.status": result.status,
+                        "policyc.duration_ms": result.total_duration_ms,
+                        **({"policyc.server": server} if server is not None else {}),
+                    },
+                    # A refusal is a decision, not a fault: only a crash or timeout is.
+                    error=result.status if result.status in _FAULTS else None,
+                )
+            finally:
+                span.end()
         if self.observer is not None:
             who = principal.id if principal is not None else None
             self.observer(

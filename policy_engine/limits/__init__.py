@@ -9,7 +9,7 @@ library (and the optional `redis` client).
 
 from .gcra import Outcome, gcra
 from .memory import MemoryLimitStore
-from .store import Charge, LimitBounds, LimitStore, LimitStoreError, Verdict
+from .store import Charge, LimitBounds, LimitStore, LimitStoreError, Verdict, on_error
 
 __all__ = [
     "Charge",
@@ -20,4 +20,5 @@ __all__ = [
     "Outcome",
     "Verdict",
     "gcra",
+    "on_error",
 ]

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from .gcra import gcra, verdict
-from .store import Charge, LimitBounds, LimitStoreError, Verdict
+from .store import Charge, LimitBounds, Verdict, failed
 
 SWEEP_EVERY_S = 1.0
 
@@ -59,7 +59,8 @@ class MemoryLimitStore:
             for key in [k for k, tat in counters.items() if tat <= now]:
                 del counters[key]
         if len(counters) >= self.bounds.max_keys:
-            raise LimitStoreError(f"limit store full ({self.bounds.max_keys} live counters)")
+            message = f"limit store full ({self.bounds.max_keys} live counters)"
+            raise failed("memory", "new_counter", message)
 
     def counter_count(self, rule: str) -> int:
         return len(self._tats.get(rule, {}))

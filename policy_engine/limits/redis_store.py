@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from .gcra import Outcome, verdict
-from .store import Charge, LimitBounds, LimitStoreError, Verdict
+from .store import Charge, LimitBounds, LimitStoreError, Verdict, failed
 
 # KEYS: per charge, its counter and its rule's index. ARGV: max keys, then per
 # charge amount, limit, window (seconds). Returns status (0 allowed, 1 refused,
@@ -115,9 +115,8 @@ class RedisLimitStore:
             # Connect and read timeouts bound one attempt each; this bounds the whole call.
             return await asyncio.wait_for(action, self.bounds.timeout_s * 4)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise LimitStoreError(
-                f"limit store unavailable ({what}: {type(exc).__name__})"
-            ) from None
+            message = f"limit store unavailable ({what}: {type(exc).__name__})"
+            raise failed("redis", what, message) from None
 
     async def ping(self) -> None:
         """Raise LimitStoreError unless Redis answers: checked at start-up."""
@@ -131,7 +130,8 @@ def _parse(reply: Any, bounds: LimitBounds) -> Verdict:
     try:
         status = int(reply[0])
         if status == 2:
-            raise LimitStoreError(f"limit store full ({bounds.max_keys} live counters)")
+            message = f"limit store full ({bounds.max_keys} live counters)"
+            raise failed("redis", "new_counter", message)
         outcomes = []
         for i in range(1, len(reply), 3):
             retry = float(reply[i + 2])
@@ -139,5 +139,7 @@ def _parse(reply: Any, bounds: LimitBounds) -> Verdict:
                 Outcome(int(reply[i]) == 1, 0.0, float(reply[i + 1]), None if retry < 0 else retry)
             )
     except (TypeError, ValueError, IndexError):
-        raise LimitStoreError("limit store gave an answer policyc did not expect") from None
+        raise failed(
+            "redis", "charge", "limit store gave an answer policyc did not expect"
+        ) from None
     return verdict(status == 0, outcomes)

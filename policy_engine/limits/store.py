@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 
 class LimitStoreError(Exception):
     """The store cannot answer (Redis down, slow, full): limits fail closed on it."""
+
+
+ErrorListener = Callable[[str, str], None]
+"""Told ``(kind, operation)`` of each failed call: ``memory`` or ``redis``, and which call."""
+_listeners: list[ErrorListener] = []
+
+
+def on_error(listener: ErrorListener) -> None:
+    """Call ``listener`` on every failure of a store call (the metrics count them); this
+    layer imports nothing of policyc's, so the host hands the counter in."""
+    if listener not in _listeners:
+        _listeners.append(listener)
+
+
+def failed(kind: str, operation: str, message: str) -> LimitStoreError:
+    """The error to raise for a failed call, with the listeners told first."""
+    for listener in list(_listeners):
+        listener(kind, operation)
+    return LimitStoreError(message)
 
 
 @dataclass(frozen=True)

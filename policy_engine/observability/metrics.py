@@ -92,9 +92,11 @@ SESSIONS = Counter(
     "Client sessions opened (a stdio gateway has one; an HTTP host one per MCP session).",
     registry=REGISTRY,
 )
-SESSIONS_ACTIVE = Gauge(
-    "policyc_sessions_active",
-    "Client sessions open now.",
+STORE_ERRORS = Counter(
+    "policyc_store_errors",
+    "Flow-store and limit-store calls that failed (the message is refused: fail closed), "
+    "by store (flow, limit), kind (memory, redis) and operation.",
+    ["store", "kind", "operation"],
     registry=REGISTRY,
 )
 DECISION_LOG_DROPS = Counter(
@@ -107,6 +109,12 @@ POLICIES_LOADED = Gauge(
     "1 once the host has loaded its policies and built its chain, else 0.",
     registry=REGISTRY,
 )
+
+
+class _SessionSource(Protocol):
+    def live_sessions(self) -> int:
+        """Sessions open now (``serve --http``'s session limiter)."""
+        ...
 
 
 class _Backend(Protocol):
@@ -145,6 +153,24 @@ class _BackendCollector(Collector):
 
 
 REGISTRY.register(_BackendCollector())
+
+_sessions_open = 0
+_sessions_lock = threading.Lock()
+_session_sources: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+class _SessionCollector(Collector):
+    """``policyc_sessions_active``: the gateway's open sessions (counted as they open and
+    close) plus those each ``serve --http`` limiter holds, read at scrape time, so a
+    session the SDK ended for idleness is not counted after its idle timeout."""
+
+    def collect(self) -> Iterator[Metric]:
+        with _sessions_lock:
+            value = _sessions_open + sum(s.live_sessions() for s in list(_session_sources))
+        yield GaugeMetricFamily("policyc_sessions_active", "Client sessions open now.", value)
+
+
+REGISTRY.register(_SessionCollector())
 
 
 # hooks: one call each where the event happens
@@ -216,12 +242,33 @@ def watch_backend(backend: _Backend) -> None:
 
 
 def session_opened() -> None:
+    """A gateway session starts (closed with :func:`session_closed`)."""
+    global _sessions_open
     SESSIONS.inc()
-    SESSIONS_ACTIVE.inc()
+    with _sessions_lock:
+        _sessions_open += 1
 
 
 def session_closed() -> None:
-    SESSIONS_ACTIVE.dec()
+    global _sessions_open
+    with _sessions_lock:
+        _sessions_open -= 1
+
+
+def session_started() -> None:
+    """An HTTP session that a watched source (:func:`watch_sessions`) keeps count of."""
+    SESSIONS.inc()
+
+
+def watch_sessions(source: _SessionSource) -> None:
+    """Count ``source.live_sessions()`` in ``policyc_sessions_active`` at each scrape."""
+    with _sessions_lock:
+        _session_sources.add(source)
+
+
+def store_error(store: str, kind: str, operation: str) -> None:
+    """A flow-store (``store="flow"``) or limit-store (``"limit"``) call failed."""
+    _child(STORE_ERRORS, store, kind, operation).inc()
 
 
 def decision_log_dropped(lines: int = 1) -> None:
@@ -351,6 +398,9 @@ __all__ = [
     "ready",
     "session_closed",
     "session_opened",
+    "session_started",
     "start_listener",
+    "store_error",
     "watch_backend",
+    "watch_sessions",
 ]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from policy_engine.observability import metrics
 from policy_engine.wire.errors import INTERNAL_ERROR
 
 from .framing import rejection
@@ -58,6 +59,17 @@ class SessionLimiter:
         self._idle_timeout = session_idle_timeout
         self._rejections = rejections
         self._sessions: OrderedDict[bytes, _Session] = OrderedDict()
+        metrics.watch_sessions(self)
+
+    def live_sessions(self) -> int:
+        """Sessions open now: busy, or idle for less than the idle timeout (the SDK ends
+        the others on its own; this limiter forgets them only when it next needs room)."""
+        now = time.monotonic()
+        return sum(
+            1
+            for session in list(self._sessions.values())
+            if session.in_flight or now - session.last_active <= self._idle_timeout
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] != self._path:
@@ -102,8 +114,9 @@ class SessionLimiter:
         async def registering_send(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 for key, value in message.get("headers", []):
-                    if key == _SESSION_HEADER:
+                    if key == _SESSION_HEADER and bytes(value) not in self._sessions:
                         self._sessions[bytes(value)] = _Session(last_active=time.monotonic())
+                        metrics.session_started()
             await send(message)
 
         await self._app(scope, receive, registering_send)

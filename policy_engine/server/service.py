@@ -15,6 +15,8 @@ import anyio
 from pydantic import ValidationError
 
 from policy_engine.observability import metrics
+from policy_engine.observability.tracing import Span
+from policy_engine.observability.tracing import active as active_tracing
 from policy_engine.wire import (
     InterceptorError,
     InvocationContext,
@@ -24,6 +26,7 @@ from policy_engine.wire import (
     Principal,
     ValidationResult,
 )
+from policy_engine.wire.constants import INVOKE_METHOD
 from policy_engine.wire.errors import (
     execution_failed,
     invalid_params,
@@ -31,6 +34,7 @@ from policy_engine.wire.errors import (
     timed_out,
     unknown_interceptor,
 )
+from policy_engine.wire.tracecontext import TraceParent, from_ids, from_meta, rule_codes
 
 from .catalog import Catalog, CatalogCache
 from .decision_log import Decision, DecisionLog, fired_rules
@@ -102,6 +106,17 @@ class InterceptorService:
         """``principal``: the caller a verified token names; it replaces any the caller
         put in the context (only a caller without one, such as a host holding the static
         token, speaks for the principals it serves)."""
+        tracing = active_tracing()
+        if tracing is None:
+            return await self._invoke(raw, principal, None)
+        parent = _trace_parent(raw)
+        attributes = {"rpc.system": "jsonrpc", "rpc.method": INVOKE_METHOD}
+        with tracing.request(INVOKE_METHOD, attributes, parent) as span:
+            return await self._invoke(raw, principal, span)
+
+    async def _invoke(
+        self, raw: Mapping[str, Any] | None, principal: Principal | None, span: Span | None
+    ) -> dict[str, Any]:
         started = time.perf_counter()
         body = _strip_meta(raw)
         params: InvokeParams | None = None
@@ -112,6 +127,7 @@ class InterceptorService:
                 raise _params_error(exc) from None
             if principal is not None:
                 params = _as_caller(params, principal)
+            params = _in_trace(params, span, raw)
             result = await self._run(self.catalog(), params)
             try:
                 wire = result.to_wire()
@@ -120,16 +136,49 @@ class InterceptorService:
         except InterceptorError as error:
             self._log_error(body, params, error, started)
             self._count(params, "error", started)
+            if span is not None:
+                self._trace(span, params, "error", started, code=error.code)
             raise
         self._log_result(params, result, started)
         self._count(params, _outcome(result), started)
+        if span is not None:
+            self._trace(span, params, _outcome(result), started, info=result.info)
         return wire
+
+    def _trace(
+        self,
+        span: Span,
+        params: InvokeParams | None,
+        outcome: str,
+        started: float,
+        *,
+        code: int | None = None,
+        info: object = None,
+    ) -> None:
+        """The invoke span's attributes: as the metric's labels, plus rule codes."""
+        attributes: dict[str, Any] = {
+            "policyc.interceptor": self._known(params),
+            "policyc.outcome": outcome,
+            "policyc.duration_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+        if params is not None and self._known(params) != metrics.UNKNOWN:
+            attributes["policyc.event"] = params.event
+            attributes["policyc.phase"] = params.phase
+        codes = rule_codes(info)
+        if codes:
+            attributes["policyc.rules"] = codes
+        if code is not None:
+            attributes["rpc.jsonrpc.error_code"] = code
+        span.set(attributes, error="error" if code is not None else None)
 
     def _count(self, params: InvokeParams | None, outcome: str, started: float) -> None:
         """The metric; a name the catalog does not know is not a label (clients choose it)."""
+        metrics.decision(self._known(params), outcome, time.perf_counter() - started)
+
+    def _known(self, params: InvokeParams | None) -> str:
+        """The interceptor's name if the catalog knows it, else ``(unknown)``."""
         known = params is not None and params.name in self.catalog().by_name
-        name = params.name if known and params is not None else metrics.UNKNOWN
-        metrics.decision(name, outcome, time.perf_counter() - started)
+        return params.name if known and params is not None else metrics.UNKNOWN
 
     async def _run(
         self, catalog: Catalog, params: InvokeParams
@@ -223,6 +272,45 @@ class InterceptorService:
                 error_code=error.code,
             )
         )
+
+
+def _trace_parent(raw: Mapping[str, Any] | None) -> TraceParent | None:
+    """The caller's trace: ``_meta.traceparent``, else the context's W3C ``traceId`` and
+    ``spanId`` (a policyc chain host sets them to its interceptor span), else none."""
+    if not raw:
+        return None
+    parent = from_meta(raw.get("_meta"))
+    if parent is None:
+        context = raw.get("context")
+        if isinstance(context, Mapping):
+            parent = from_ids(context.get("traceId"), context.get("spanId"))
+    return parent
+
+
+def _in_trace(
+    params: InvokeParams, span: Span | None, raw: Mapping[str, Any] | None
+) -> InvokeParams:
+    """The params with the trace in their context: this invoke's span when tracing,
+    else the ``_meta.traceparent`` the caller sent; a ``traceId`` the caller put in the
+    context itself is left as it is."""
+    context = params.context
+    own = context.trace_id if context is not None else None
+    if own is not None and (span is None or own != span.trace_id):
+        return params
+    if span is not None:
+        trace_id, span_id = span.trace_id, span.span_id
+    else:
+        parent = from_meta(raw.get("_meta")) if raw else None
+        if parent is None:
+            return params
+        trace_id, span_id = parent.trace_id, parent.span_id
+    ids = {"trace_id": trace_id, "span_id": span_id}
+    updated = (
+        context.model_copy(update=ids)
+        if context is not None
+        else InvocationContext(trace_id=trace_id, span_id=span_id)
+    )
+    return params.model_copy(update={"context": updated})
 
 
 def _as_caller(params: InvokeParams, principal: Principal) -> InvokeParams:

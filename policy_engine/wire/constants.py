@@ -29,6 +29,20 @@ HANDSHAKE_METHODS = frozenset({INITIALIZE, DISCOVER})
 """The two ways a session opens (2025 `initialize`, 2026 `server/discover`)."""
 SKIPPED_METHODS = HANDSHAKE_METHODS | {INITIALIZED, CANCELLED, LIST_METHOD} | INVOKE_METHODS
 """Lifecycle and the interceptor methods themselves: never intercepted, so nothing recurses."""
+OTHER_MCP_METHODS = frozenset(
+    {
+        "ping",
+        "completion/complete",
+        "logging/setLevel",
+        "resources/templates/list",
+        "resources/unsubscribe",
+        "tasks/get",
+        "tasks/result",
+        "tasks/list",
+        "tasks/cancel",
+    }
+)
+"""MCP requests that are not SEP events: with those, the names a trace span may carry."""
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
