@@ -370,7 +370,9 @@ def main() -> None:
     SIZE = SIZES[args.size]
     from _common import machine
 
-    report = {**anyio.run(main_async, args), "payload": describe(args.size), "machine": machine()}
+    info = machine()
+    report = {**anyio.run(main_async, args), "payload": describe(args.size), "machine": info}
+    report["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print(f"bench_server: policyc serves {POLICY.name}; payload: {report['payload']}")
     print(
         f"{'server':<8} {'transport':<11} {'median ms':>10} {'p99 ms':>8} "
