@@ -178,39 +178,11 @@ async def stdio_transport(
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
-    """One line of stdout; a parse error goes to the session as a value, as the SDK does.
-
-    A plain response (``jsonrpc``, ``id`` and an object ``result``, nothing else),
-    which is what a tool call's answer is, is read by orjson and taken as it is:
-    pydantic's validation of it checks only those three members, and copies the
-    whole result on the way. Anything else, or anything orjson refuses (NaN, a
-    lone surrogate escape, an integer past 64 bits), goes through pydantic as before.
-    """
-    fast = _plain_response(line)
-    if fast is not None:
-        return SessionMessage(fast)
+    """One line of stdout; a parse error goes to the session as a value, as the SDK does."""
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as err:
         return err
-
-
-_RESPONSE_KEYS = frozenset({"jsonrpc", "id", "result"})
-
-
-def _plain_response(line: bytes) -> types.JSONRPCResponse | None:
-    try:
-        document = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if type(document) is not dict or document.keys() != _RESPONSE_KEYS:
-        return None
-    request_id, result = document["id"], document["result"]
-    if document["jsonrpc"] != "2.0" or type(result) is not dict:
-        return None
-    if type(request_id) is not int and type(request_id) is not str:
-        return None
-    return types.JSONRPCResponse.model_construct(jsonrpc="2.0", id=request_id, result=result)
 
 
 async def _stop(process: Process, *, polite: bool) -> None:
