@@ -4,8 +4,12 @@ Three contenders per transport, measured in one run and interleaved round by
 round: the backend called directly; through ``policyc gateway`` with no
 policies (pass-through); through the gateway with the shipped policies
 (policies/*.policy). Each call sends a freshly encoded request with a ~1 KB
-argument that the policies inspect (and the redactor rewrites), so nothing is
-cached between calls.
+``text`` argument of PII-dense prose (``bench/_payloads.py``: 1 KB, 10 KB and
+100 KB, ``--sizes``) that the policies inspect and the redactor rewrites, so
+nothing is cached between calls and the redactor has work on every call. Besides
+the wall time per call, each gateway's own CPU time per call is reported (from
+/proc, the gateway process alone, not its backend): on a busy machine it is the
+steadier figure.
 
 - stdio: a raw JSON-RPC pipe client, 1 request in flight, or 16 in flight at
   once on the one connection (a stdio server has one client).
@@ -20,6 +24,7 @@ cached between calls.
     python bench/bench_gateway.py            # full run
     python bench/bench_gateway.py --quick    # fewer calls
     python bench/bench_gateway.py --json out.json
+    python bench/bench_gateway.py --sizes 10KB --only stdio
 """
 
 from __future__ import annotations
@@ -39,8 +44,11 @@ from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _payloads import SIZES, describe, pii_text
+
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = sorted(p for p in (ROOT / "policies").glob("*.policy") if p.stem != "policies_test")
+SHIPPED = sorted(p for p in (ROOT / "policies").glob("*.policy") if not p.stem.endswith("_test"))
 INIT = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},
@@ -105,9 +113,13 @@ def gateway_argv(policies: list[Path], backend: str, *extra: str) -> list[str]:
     ]
 
 
+SIZE = SIZES["10KB"]
+"""The ``text`` argument's length for this run (``--sizes`` sets it per pass)."""
+
+
 def _text(i: int) -> str:
-    # Fresh per call: a counter, some prose, and an email address the redactor rewrites.
-    return f"call {i}: " + "the quick brown fox jumps over the lazy dog " * 22 + "ann@example.com"
+    # Fresh per call, PII-dense: the redactors have work on every call (bench/_payloads.py).
+    return pii_text(i, SIZE)
 
 
 # --------------------------------------------------------------------------- stdio
@@ -191,9 +203,21 @@ async def wait_port(port: int, limit: float = 60) -> None:
     raise RuntimeError(f"nothing listens on {port}")
 
 
+PIDS: dict[str, int] = {}
+"""The process behind each URL, for its CPU time."""
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of one process (not its children), from /proc."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @asynccontextmanager
 async def http_process(argv: list[str], port: int) -> AsyncIterator[str]:
     async with await anyio.open_process(argv, stderr=subprocess.DEVNULL, cwd=str(ROOT)) as process:
+        PIDS[f"http://127.0.0.1:{port}/mcp"] = process.pid
         try:
             await wait_port(port)
             yield f"http://127.0.0.1:{port}/mcp"
@@ -242,13 +266,24 @@ async def interleaved(
     rounds: int,
     per_batch: int,
     slices: int,
+    pids: dict[str, int] | None = None,
 ) -> dict[str, list[float]]:
+    """Per-call samples of each contender; with ``pids``, also ``NAME cpu us``: that
+    process's CPU time per call over the contender's own rounds."""
     samples: dict[str, list[float]] = {name: [] for name in contenders}
+    cpu: dict[str, float] = dict.fromkeys(contenders, 0.0)
     base = 10_000
     for _ in range(slices):
         for name, batch in contenders.items():
+            pid = (pids or {}).get(name)
+            before = cpu_seconds(pid) if pid else 0.0
             samples[name] += await timed(lambda i, b=batch, o=base: b(o + i), rounds, per_batch)
+            if pid:
+                cpu[name] += cpu_seconds(pid) - before
             base += rounds * per_batch + 1
+    calls = rounds * per_batch * slices
+    for name in pids or {}:
+        samples[f"{name} cpu us"] = [cpu[name] / calls * 1e6]
     return samples
 
 
@@ -274,7 +309,8 @@ async def bench_stdio(rounds: int, slices: int) -> dict[str, dict[str, float]]:
                 name: (lambda i, p=pipe, n=in_flight: stdio_batch(p, i, n))
                 for name, pipe in pipes.items()
             }
-            samples = await interleaved(contenders, rounds, in_flight, slices)
+            pids = {name: pipe.process.pid for name, pipe in pipes.items()}
+            samples = await interleaved(contenders, rounds, in_flight, slices, pids)
             results[f"stdio x{in_flight}"] = {name: median(s) for name, s in samples.items()}
     return results
 
@@ -303,7 +339,8 @@ async def bench_http(rounds: int, slices: int) -> dict[str, dict[str, float]]:
                     for batch in contenders.values():  # warm up
                         for i in range(20):
                             await batch(2_000_000 + i * count)
-                    samples = await interleaved(contenders, rounds, count, slices)
+                    pids = {name: PIDS[url] for name, url in urls.items()}
+                    samples = await interleaved(contenders, rounds, count, slices, pids)
                     results[f"http x{count}"] = {name: median(s) for name, s in samples.items()}
     return results
 
@@ -366,14 +403,15 @@ def _http_batch(clients: list[Any]) -> Callable[[int], Awaitable[None]]:
 
 def report(results: dict[str, dict[str, float]]) -> list[str]:
     lines = [
-        f"{'case':<10} {'direct ms':>10} {'gateway ms':>11} {'+policies ms':>13} "
-        f"{'gw-direct ms':>13} {'policies/gw':>12}"
+        f"{'case':<16} {'direct ms':>10} {'gateway ms':>11} {'+policies ms':>13} "
+        f"{'gw-direct ms':>13} {'policies/gw':>12} {'gw cpu us':>10} {'+pol cpu us':>12}"
     ]
     for case, row in results.items():
         direct, bare, shipped = row["direct"], row["gateway"], row["gateway+policies"]
         lines.append(
-            f"{case:<10} {direct:>10.3f} {bare:>11.3f} {shipped:>13.3f} "
-            f"{bare - direct:>13.3f} {shipped / bare:>12.3f}"
+            f"{case:<16} {direct:>10.3f} {bare:>11.3f} {shipped:>13.3f} "
+            f"{bare - direct:>13.3f} {shipped / bare:>12.3f} "
+            f"{row.get('gateway cpu us', 0):>10.0f} {row.get('gateway+policies cpu us', 0):>12.0f}"
         )
     return lines
 
@@ -387,6 +425,10 @@ def main() -> None:
     parser.add_argument(
         "--stateless", action="store_true", help="only the sessionless fronts' comparison"
     )
+    parser.add_argument(
+        "--sizes", default="1KB,10KB,100KB", help="payload sizes, of " + ",".join(SIZES)
+    )
+    parser.add_argument("--only", choices=["stdio", "http"], help="one transport only")
     args = parser.parse_args()
     if args.serve_backend:
         serve_backend(args.serve_backend, args.port)
@@ -402,15 +444,41 @@ def main() -> None:
         if args.json:
             args.json.write_text(json.dumps(fronts, indent=2) + "\n")
         return
-    results = anyio.run(bench_stdio, rounds, slices)
-    results.update(anyio.run(bench_http, max(rounds // 3, 5), slices))
+    from _common import machine
+
+    info = machine()
+    global SIZE
+    results: dict[str, dict[str, float]] = {}
+    payloads: dict[str, str] = {}
+    for size in args.sizes.split(","):
+        SIZE = SIZES[size]
+        payloads[size] = describe(size)
+        # Fewer rounds on bigger payloads: the same order of time per figure.
+        scale = {"1KB": 1, "10KB": 1, "100KB": 4}[size]
+        if args.only != "http":
+            stdio = anyio.run(bench_stdio, max(rounds // scale, 5), slices)
+            results.update({f"{case} {size}": row for case, row in stdio.items()})
+        if args.only != "stdio":
+            http = anyio.run(bench_http, max(rounds // 3 // scale, 5), slices)
+            results.update({f"{case} {size}": row for case, row in http.items()})
     print(f"bench_gateway: policies = {', '.join(p.name for p in SHIPPED)}")
+    for size, text in payloads.items():
+        print(f"payload {size}: {text}")
     print("per call, medians over interleaved rounds (per-call time = batch time / calls)")
     for line in report(results):
         print(line)
-    print(f"({time.monotonic() - started:.0f} s, {os.cpu_count()} cores)")
+    load_end = [round(x, 2) for x in os.getloadavg()]
+    elapsed = time.monotonic() - started
+    load_start = info["loadavg_at_start"]
+    print(f"({elapsed:.0f} s, {os.cpu_count()} cores, load {load_start} -> {load_end})")
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        document = {
+            "cases": results,
+            "payloads": payloads,
+            "machine": info,
+            "loadavg_at_end": load_end,
+        }
+        args.json.write_text(json.dumps(document, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,18 @@
 """Invoke round trip and throughput of the policyc server, against a no-op baseline.
 
 Every figure is measured twice in the same run: once against policyc serving a
-trivial allow-all interceptor, once against a bare SDK server whose
-``interceptor/invoke`` handler returns a constant, on the same transport. The
-ratio between the two is policyc's own per-invoke cost. Clients are raw
-JSON-RPC (pipes, or HTTP posts) so the client side costs the same for both.
+compiled policy (the shipped ``policies/tool-guard.policy``: tool allow and deny
+lists and a size limit, which encodes the whole payload), once against a bare
+SDK server whose ``interceptor/invoke`` handler returns a constant, on the same
+transport. The ratio between the two is policyc's own per-invoke cost, the
+policy's evaluation included. Every invoke carries a fresh ``tools/call``
+payload whose ``text`` argument is PII-dense prose (``bench/_payloads.py``;
+``--size`` 1KB, 10KB or 100KB, 10KB by default). Clients are raw JSON-RPC
+(pipes, or HTTP posts) so the client side costs the same for both.
 
     python bench/bench_server.py               # full run, prints a table
     python bench/bench_server.py --quick       # smaller counts
-    python bench/bench_server.py --json out.json
+    python bench/bench_server.py --size 1KB --json out.json
 """
 
 from __future__ import annotations
@@ -22,17 +26,29 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 
-INVOKE_PARAMS = {
-    "name": "allow-all",
-    "event": "tools/call",
-    "phase": "request",
-    "payload": {"name": "echo", "arguments": {"note": "hello"}},
-}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _payloads import SIZES, describe, pii_text
+
+POLICY = Path(__file__).resolve().parents[1] / "policies" / "tool-guard.policy"
+SIZE = SIZES["10KB"]
+"""The ``text`` argument's length (``--size``)."""
+
+
+def _invoke_params(i: int) -> dict[str, Any]:
+    return {
+        "name": "tool-guard",
+        "event": "tools/call",
+        "phase": "request",
+        "payload": {"name": "crm_update", "arguments": {"text": pii_text(i, SIZE)}},
+    }
+
+
 INIT_PARAMS = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},
@@ -43,30 +59,17 @@ INIT_PARAMS = {
 # --------------------------------------------------------------------------- servers
 
 
-def _allow_all_source() -> Any:
+def _policy_source() -> Any:
+    from policy_engine.compiler import compile_policies
     from policy_engine.server import static_source
-    from policy_engine.wire import Hook, InterceptorDescriptor, InvokeParams, ValidationResult
 
-    class AllowAll:
-        descriptor = InterceptorDescriptor(
-            name="allow-all",
-            type="validation",
-            hooks=[Hook(events=["tools/call"], phase="request")],
-        )
-
-        def descriptors(self) -> list[InterceptorDescriptor]:
-            return [self.descriptor]
-
-        async def invoke(self, params: InvokeParams) -> ValidationResult:
-            return ValidationResult(interceptor=params.name, phase=params.phase, valid=True)
-
-    return static_source(AllowAll())
+    return static_source(compile_policies([POLICY]))
 
 
 def _policyc_server() -> Any:
     from policy_engine.server import build_server
 
-    return build_server(_allow_all_source())
+    return build_server(_policy_source())
 
 
 def _noop_server() -> Any:
@@ -77,7 +80,7 @@ def _noop_server() -> Any:
     class Loose(RequestParams):
         model_config = ConfigDict(extra="allow")
 
-    result = {"interceptor": "allow-all", "type": "validation", "phase": "request", "valid": True}
+    result = {"interceptor": "tool-guard", "type": "validation", "phase": "request", "valid": True}
 
     async def invoke(ctx: Any, params: Loose) -> dict[str, Any]:
         return result
@@ -94,15 +97,26 @@ def serve(impl: str, transport: str) -> None:
         if transport == "stdio-fast":
             from policy_engine.server import serve_stdio
 
-            await serve_stdio(_allow_all_source())
+            await serve_stdio(_policy_source())
             return
         if transport == "http":
             import uvicorn
 
-            from policy_engine.server.http_app import _AnnouncingServer, _bind, security_settings
+            from policy_engine.server.http_app import (
+                _AnnouncingServer,
+                _bind,
+                build_http_app,
+                security_settings,
+            )
 
-            app = server.streamable_http_app(
-                json_response=True, transport_security=security_settings("127.0.0.1")
+            # policyc: the whole `policyc serve --http` stack (auth-free on loopback: the
+            # request guard, the session limiter, the SDK); the no-op: the SDK's app alone.
+            app = (
+                build_http_app(_policy_source(), host="127.0.0.1")
+                if impl == "policyc"
+                else server.streamable_http_app(
+                    json_response=True, transport_security=security_settings("127.0.0.1")
+                )
             )
             sock = _bind("127.0.0.1", 0)
             port = sock.getsockname()[1]
@@ -147,7 +161,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def _request(request_id: int, method: str = "interceptor/invoke") -> dict[str, Any]:
-    params = INVOKE_PARAMS if method == "interceptor/invoke" else INIT_PARAMS
+    params = _invoke_params(request_id) if method == "interceptor/invoke" else INIT_PARAMS
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
 
@@ -347,11 +361,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--window", type=int, default=16, help="requests in flight (stdio)")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--size", choices=list(SIZES), default="10KB")
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.transport)
         return
-    report = anyio.run(main_async, args)
+    global SIZE
+    SIZE = SIZES[args.size]
+    from _common import machine
+
+    info = machine()
+    report = {**anyio.run(main_async, args), "payload": describe(args.size), "machine": info}
+    report["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    print(f"bench_server: policyc serves {POLICY.name}; payload: {report['payload']}")
     print(
         f"{'server':<8} {'transport':<11} {'median ms':>10} {'p99 ms':>8} "
         f"{'invokes/s':>10} {'cpu us':>7} {'burst/s':>8}"

@@ -1,7 +1,15 @@
 """Regenerate the tables and plots of docs/performance.md from bench JSON results.
 
+    python bench/report.py --run serving         # run the serving benches, then rewrite
+    python bench/report.py --run all             # every bench the page quotes (long)
     python bench/report.py                       # read bench/results/, publish, rewrite
     python bench/report.py --from docs/perf/results   # rebuild from the published runs
+
+``--run`` is the one command that regenerates the page: it runs the benches
+(``--runs`` times each, ``--quick`` for their short mode), each writing
+``bench/results/NAME-N.json`` with the machine's load average at its start and
+end, and then rewrites the page; the page states the load the figures were
+taken under, so a run on a busy machine says so.
 
 Each bench script writes ``bench/results/NAME.json``; run one several times
 with ``--json bench/results/NAME-1.json`` (``-2``, ``-3``...) and this script
@@ -207,6 +215,120 @@ def server_table(srv: Runs) -> str:
     return table(headers, rows, 2)
 
 
+def _load(run: dict[str, Any]) -> str:
+    start = dig(run, ["machine", "loadavg_at_start"]) or ["?"]
+    end = run.get("loadavg_at_end") or ["?"]
+    return f"{start[0]} -> {end[0]}"
+
+
+def gateway_table(gw: Runs) -> str:
+    """Per case: direct, pass-through and policies, the ratios, and the gateway's CPU."""
+    rows = []
+    for case in dig(gw[0], ["cases"]) or {} if gw else {}:
+        cell = ("cases", case)
+        direct = figure(gw, *cell, "direct")
+        bare = figure(gw, *cell, "gateway")
+        shipped = figure(gw, *cell, "gateway+policies")
+        rows.append(
+            [
+                case,
+                f"{direct.middle * 1000:.0f} us",
+                f"{bare.middle * 1000:.0f} us",
+                f"{shipped.middle * 1000:.0f} us",
+                ratio_figure(gw, [*cell, "gateway"], [*cell, "direct"]).ratio(),
+                ratio_figure(gw, [*cell, "gateway+policies"], [*cell, "gateway"]).ratio(),
+                f"{figure(gw, *cell, 'gateway cpu us').middle:.0f} us",
+                f"{figure(gw, *cell, 'gateway+policies cpu us').middle:.0f} us",
+            ]
+        )
+    headers = [
+        "case",
+        "direct",
+        "pass-through",
+        "+ policies",
+        "pass-through / direct",
+        "policies / pass-through",
+        "gateway CPU per call",
+        "with policies",
+    ]
+    return table(headers, rows) + "\n\n" + _payload_note(gw)
+
+
+def integration_table(integ: Runs) -> str:
+    rows = []
+    for size in dig(integ[0], ["cases"]) or {} if integ else {}:
+        cell = ("cases", size)
+        rows.append(
+            [
+                size,
+                f"{figure(integ, *cell, 'plain').middle * 1000:.0f} us",
+                f"{figure(integ, *cell, 'unhooked').middle * 1000:.0f} us",
+                f"{figure(integ, *cell, 'policies').middle * 1000:.0f} us",
+                figure(integ, *cell, "middleware_ratio").ratio(),
+                figure(integ, *cell, "policies_ratio").ratio(),
+            ]
+        )
+    headers = ["payload", "plain", "middleware, nothing hooked", "shipped policies"]
+    headers += ["middleware / plain", "policies / plain"]
+    mode = integ[0].get("mode", "legacy") if integ else "legacy"
+    return table(headers, rows) + f"\n\nClient mode: {mode}. " + _payload_note(integ)
+
+
+def serving_table(srv: Runs) -> str:
+    """Every server run, one row per transport: policyc over the no-op, with the load."""
+    rows = []
+    for run in srv:
+        by_key = {(f["impl"], f["transport"]): f for f in run.get("figures", [])}
+        size = str(run.get("payload", "")).split(" ")[0] or "?"
+        for transport in dict.fromkeys(t for _, t in by_key):
+            ours, base = by_key.get(("policyc", transport)), by_key.get(("noop", transport))
+            if transport == "stdio-fast":
+                base = by_key.get(("noop", "stdio-sdk"))
+            if not (ours and base):
+                continue
+            rows.append(
+                [
+                    transport,
+                    size,
+                    f"{ours['median_ms'] / base['median_ms']:.2f}x",
+                    f"{base['throughput'] / ours['throughput']:.2f}x",
+                    f"{ours['cpu_us'] / base['cpu_us']:.2f}x",
+                    f"{ours['cpu_us']:.0f} us",
+                    _load(run),
+                ]
+            )
+    headers = ["transport", "payload", "median round trip", "time per invoke (16)"]
+    headers += ["CPU per invoke", "policyc CPU", "load average"]
+    return table(headers, rows, 2)
+
+
+def cold_check_table(cold: Runs) -> str:
+    rows = []
+    labels = {"pass": "`python -c pass`", "cold": "`policyc check`, no caches"}
+    labels["warm"] = "`policyc check`, lark cache in TMPDIR"
+    for name, label in labels.items():
+        wall = figure(cold, "figures", name, "wall_s")
+        cpu = figure(cold, "figures", name, "cpu_s")
+        base = figure(cold, "figures", "pass", "wall_s")
+        rows.append(
+            [
+                label,
+                f"{wall.middle:.3f} s",
+                f"{cpu.middle:.3f} s",
+                f"{wall.middle / base.middle:.1f}x",
+            ]
+        )
+    load = ", ".join(_load(run) for run in cold)
+    return table(["100 files", "wall", "CPU", "wall / pass"], rows) + f"\n\nLoad average: {load}."
+
+
+def _payload_note(runs: Runs) -> str:
+    payloads = dig(runs[0], ["payloads"]) if runs else None
+    loads = ", ".join(_load(run) for run in runs)
+    text = "; ".join(f"{size}: {what}" for size, what in (payloads or {}).items())
+    return f"Payloads: {text}. {len(runs)} run(s); load average over each: {loads}."
+
+
 def compile_table(comp: Runs) -> str:
     rows = []
     for n in dig(comp[0], ["compile"]) or {} if comp else {}:
@@ -403,16 +525,23 @@ def publish(source: Path, names: Sequence[str], target: Path = PUBLISHED / "resu
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--from", dest="source", default=str(RESULTS), help="results directory")
+    options.add_argument("--run", choices=sorted(SUITES), help="run these benches first")
+    options.add_argument("--runs", type=int, default=1, help="runs of each bench (--run)")
+    options.add_argument("--quick", action="store_true", help="the benches' short mode (--run)")
     args = options.parse_args()
     source = Path(args.source)
-    publish(source, ("invoke", "hotpath", "server", "compile"))
+    if args.run:
+        run_benches(SUITES[args.run], args.runs, args.quick)
+        source = RESULTS
+    publish(source, ("invoke", "hotpath", "server", "compile", *SERVING))
     publish(source / "baseline", ("invoke", "hotpath"), PUBLISHED / "results" / "baseline")
     directory = PUBLISHED / "results"
     inv, hot, srv, comp = (
         load_runs(directory, n) for n in ("invoke", "hotpath", "server", "compile")
     )
+    gw, integ, cold = (load_runs(directory, n) for n in ("gateway", "integration", "coldcheck"))
     base_inv, base_hot = (load_runs(directory / "baseline", n) for n in ("invoke", "hotpath"))
-    if not (inv or hot):
+    if not (inv or hot or gw or srv):
         sys.exit(f"no results in {source}: run the bench scripts first")
     builders: dict[str, Callable[[], str]] = {
         "shipped": lambda: shipped_table(hot),
@@ -428,10 +557,16 @@ def main() -> None:
         "targets": lambda: targets_table(hot, inv, base_hot, base_inv),
         "compile": lambda: compile_table(comp),
         "cold-start": lambda: cold_table(comp),
+        "gateway": lambda: gateway_table(gw),
+        "integration": lambda: integration_table(integ),
+        "serving": lambda: serving_table(srv),
+        "cold-check": lambda: cold_check_table(cold),
     }
     runs = (
         f"{len(inv)} run(s) of bench_invoke.py and {len(hot)} of bench_hotpath.py "
-        f"(baseline: {len(base_inv)} and {len(base_hot)})"
+        f"(baseline: {len(base_inv)} and {len(base_hot)}); {len(gw)} of bench_gateway.py, "
+        f"{len(integ)} of bench_integration.py, {len(srv)} of bench_server.py and "
+        f"{len(cold)} of bench_cold_check.py"
     )
     blocks = {name: build() for name, build in builders.items()}
     blocks["runs"] = f"Figures from {runs}; machine: {_machine(inv or hot)}."
@@ -439,6 +574,46 @@ def main() -> None:
     for path in plots(inv, hot, PUBLISHED):
         print(f"wrote {path.relative_to(ROOT)}")
     print(f"rewrote {PAGE.relative_to(ROOT)} from {runs}")
+
+
+SERVING = ("gateway", "integration", "coldcheck")
+"""Result names of the serving benches (``server`` is published with the others)."""
+
+BENCHES: dict[str, list[list[str]]] = {
+    "gateway": [["bench_gateway.py"]],
+    "integration": [["bench_integration.py"]],
+    "server": [["bench_server.py", "--size", size] for size in ("1KB", "10KB", "100KB")],
+    "coldcheck": [["bench_cold_check.py"]],
+    "invoke": [["bench_invoke.py"]],
+    "hotpath": [["bench_hotpath.py"]],
+    "compile": [["bench_compile.py"]],
+}
+SUITES = {
+    "serving": ("gateway", "integration", "server", "coldcheck"),
+    "all": tuple(BENCHES),
+}
+_NO_QUICK = {"bench_cold_check.py"}
+
+
+def run_benches(names: Sequence[str], runs: int, quick: bool) -> None:
+    """Each bench ``runs`` times into ``bench/results/NAME-N.json``, old results removed."""
+    import os
+    import subprocess
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for name in names:
+        for old in RESULTS.glob(f"{name}-*.json"):
+            old.unlink()
+        number = 0
+        for _ in range(runs):
+            for argv in BENCHES[name]:
+                number += 1
+                out = RESULTS / f"{name}-{number}.json"
+                extra = ["--quick"] if quick and argv[0] not in _NO_QUICK else []
+                command = [sys.executable, str(ROOT / "bench" / argv[0]), *argv[1:], *extra]
+                print(f"load {os.getloadavg()[0]:.2f}: {' '.join(command[1:])}", flush=True)
+                subprocess.run([*command, "--json", str(out)], env=env, check=True)
 
 
 def _machine(runs: Runs) -> str:

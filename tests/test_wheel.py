@@ -37,6 +37,7 @@ def test_wheel_ships_the_grammar_and_runs_from_elsewhere(tmp_path: Path) -> None
     names = zipfile.ZipFile(wheel).namelist()
     assert "policy_engine/grammar/policy.lark" in names
     assert "policy_engine/language/data/mcp_payloads.json" in names
+    assert "policy_engine/language/data/parser_tables.bin" in names
     assert "policy_engine/policies/secrets.policy" in names
     assert "policy_engine/conformance/suite/manifest.json" in names
     assert "policy_engine/conformance/behaviors/deny-all.policy" in names

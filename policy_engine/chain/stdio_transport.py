@@ -29,6 +29,7 @@ from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.shared.message import SessionMessage
 
 from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS
+from policy_engine.wire.json_line import message_line
 from policy_engine.wire.unicode import NOT_UNICODE, find_bad_text
 
 logger = logging.getLogger("policyc.chain")
@@ -53,6 +54,9 @@ def wire_line(
     the peer, a notification is dropped. The transport, and every other
     request on it, carries on.
     """
+    line = message_line(message)  # orjson, the same bytes (``wire.json_line``)
+    if line is not None:
+        return line, None
     try:
         text = message.model_dump_json(by_alias=True, exclude_unset=True)
         return text.encode() + b"\n", None

@@ -9,6 +9,7 @@ is the one home for what counts as hidden and how each context spells it.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterator
 
@@ -26,6 +27,8 @@ _HIDDEN_EXTRA = frozenset(
 _BIDI = frozenset({0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)})
 # Ordinary layout in a source file: not worth a warning outside strings.
 _LAYOUT = frozenset("\t\n\r")
+_PLAIN = re.compile(r"[\t\n\r\x20-\x7e]*")
+"""Text with no character that ``is_hidden`` could flag (a fast path for whole files)."""
 
 
 def is_hidden(char: str) -> bool:
@@ -112,7 +115,11 @@ def hidden_in(text: str) -> Iterator[tuple[int, int, str]]:
     Lines are split on ``\\n`` only, as the parser counts them; tabs and line
     ends are layout, not hidden.
     """
+    if _PLAIN.fullmatch(text):
+        return  # printable ASCII and layout only: nothing can be hidden
     for number, line in enumerate(text.split("\n"), start=1):
+        if _PLAIN.fullmatch(line):
+            continue
         for column, char in enumerate(line, start=1):
             if char not in _LAYOUT and is_hidden(char):
                 yield number, column, char

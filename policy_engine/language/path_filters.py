@@ -25,6 +25,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, VisitError
 from . import ast
 from .build_ast import AstBuilder, AstBuildError
 from .grammar import grammar_path
+from .parser_tables import load
 from .path_steps import Field, Filter, PathSyntax, PathSyntaxError, Step
 from .walk import iter_nodes
 
@@ -62,15 +63,7 @@ _ELEMENT_ONLY_HELP = (
 
 @cache
 def condition_parser() -> Lark:
-    return Lark(
-        grammar_path().read_text(encoding="utf-8"),
-        parser="lalr",
-        lexer="contextual",
-        propagate_positions=True,
-        maybe_placeholders=True,
-        start="condition",
-        cache=True,
-    )
+    return load(grammar_path().read_text(encoding="utf-8"), "condition", {})
 
 
 def _skip_quoted(text: str, start: int) -> int:

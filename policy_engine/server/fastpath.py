@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+import orjson
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
 from mcp_types import (
@@ -30,6 +31,7 @@ from mcp_types import (
 
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.errors import INTERNAL_ERROR
+from policy_engine.wire.finite import find_non_finite
 
 from ..wire.constants import INITIALIZE, INVOKE_METHODS, LIST_METHOD
 from .service import InterceptorService
@@ -43,11 +45,29 @@ def _has_envelope(params: Mapping[str, Any] | None) -> bool:
     return isinstance(meta, Mapping) and PROTOCOL_VERSION_META_KEY in meta
 
 
+_ORJSON = (
+    orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+
+
 def encode_line(message: dict[str, Any]) -> bytes:
-    return (
-        json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        + b"\n"
-    )
+    """One line, written by orjson: the bytes pydantic writes on the SDK's path (floats
+    in the same shortest form), at a fraction of ``json``'s cost on a 10 KB result.
+
+    orjson writes NaN and the infinities as ``null`` where JSON has no such numbers:
+    a line holding ``null`` is checked for them, and one is refused (``ValueError``)
+    as ``json`` refused it. What orjson cannot write (an integer past 64 bits) is
+    written by ``json``.
+    """
+    try:
+        line = orjson.dumps(message, option=_ORJSON)
+    except TypeError:
+        return (
+            json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+        ).encode()
+    if b"null" in line and find_non_finite(message) is not None:
+        raise ValueError("Out of range float values are not JSON compliant")
+    return line
 
 
 def _error_line(request_id: RequestId, error: dict[str, Any]) -> bytes:

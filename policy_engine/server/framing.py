@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from policy_engine.wire.constants import CANCELLED
 from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from policy_engine.wire.json_line import message_line
 from policy_engine.wire.json_text import TOO_DEEP, InvalidText, JSONTextError, loads
 from policy_engine.wire.unicode import is_text
 
@@ -260,8 +261,12 @@ def encode_message(message: JSONRPCMessage) -> bytes:
     """One wire line for ``message``; a result that cannot be written becomes -32603.
 
     Pydantic refuses to serialize very deep values; without this fallback the
-    writer would die and the request would never be answered.
+    writer would die and the request would never be answered. orjson writes the
+    line when it can (the same bytes, a fraction of the cost: ``wire.json_line``).
     """
+    line = message_line(message)
+    if line is not None:
+        return line
     try:
         return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
     except Exception as exc:
