@@ -12,9 +12,14 @@ from typing import Any
 from mcp_types import ErrorData
 
 from policy_engine.interception import LISTS, InterceptionSession, Refuse
-from policy_engine.server import INVOKE_METHODS, LIST_METHOD, InterceptorService
+from policy_engine.observability.metrics import UNKNOWN
+from policy_engine.observability.tracing import active as active_tracing
+from policy_engine.observability.tracing import with_traceparent
+from policy_engine.server import LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
+from policy_engine.wire.constants import HANDSHAKE_METHODS, INVOKE_METHODS, OTHER_MCP_METHODS
 from policy_engine.wire.errors import INVALID_PARAMS, INVALID_REQUEST
+from policy_engine.wire.events import STANDARD_EVENTS
 
 from .backend import Backend
 from .federation import NAMED_LISTS, URI_LISTS, Routes
@@ -22,6 +27,11 @@ from .lifecycle import SessionBackends
 from .listing import Listings
 from .reply import Reply, refused_reply
 from .scope import SCOPE
+
+KNOWN_METHODS = (
+    frozenset(STANDARD_EVENTS) | HANDSHAKE_METHODS | INVOKE_METHODS | OTHER_MCP_METHODS
+) | {LIST_METHOD}
+"""Methods a span may be named after; any other (a client chooses it) is ``(unknown)``."""
 
 _CALL_LISTS = {kind.call: (method, kind.key) for method, kind in LISTS.items()}
 
@@ -77,11 +87,23 @@ class Router:
         outcome = await chain.client_request(method, params, server=backend.name)
         if isinstance(outcome, Refuse):
             return refused_reply(outcome)
-        result = await self._backends.request(backend, method, outcome.payload)
+        result = await self._forward(backend, method, outcome.payload)
         answer = await chain.client_response(method, result, server=backend.name, request=params)
         if isinstance(answer, Refuse):
             return refused_reply(answer)
         return Reply(result=answer.payload)
+
+    async def _forward(self, backend: Backend, method: str, params: Any) -> Any:
+        """Send a request the chain let through; traced, under a ``backend <method>``
+        client span whose ``traceparent`` the backend receives in ``_meta``."""
+        tracing = active_tracing()
+        if tracing is None:
+            return await self._backends.request(backend, method, params)
+        known = method if method in KNOWN_METHODS else UNKNOWN
+        attributes = {"rpc.method": known, "policyc.server": backend.name}
+        with tracing.outgoing(f"backend {known}", attributes) as span:
+            sent = with_traceparent(params, span)
+            return await self._backends.request(backend, method, sent)
 
     async def _route(
         self, method: str, params: dict[str, Any] | None

@@ -51,12 +51,8 @@ from policy_engine.wire.constants import (
     CANCELLED,
     HANDSHAKE_METHODS,
     INITIALIZED,
-    INVOKE_METHODS,
-    LIST_METHOD,
-    OTHER_MCP_METHODS,
 )
 from policy_engine.wire.errors import INTERNAL_ERROR
-from policy_engine.wire.events import STANDARD_EVENTS
 from policy_engine.wire.tracecontext import from_meta
 
 from .backend import ORIGIN, BackendError, BackendSpec
@@ -67,16 +63,12 @@ from .held import ClientStream
 from .lifecycle import HANDSHAKE_TIMEOUT_S as HANDSHAKE_TIMEOUT_S
 from .lifecycle import SessionBackends
 from .reply import Reply, error_reply
-from .routing import Router
+from .routing import KNOWN_METHODS, Router
 from .scope import SCOPE, OpenRequests, RequestScope
 
 logger = logging.getLogger("policyc.gateway")
 
 _DRAIN_S = 5.0
-KNOWN_METHODS = (
-    frozenset(STANDARD_EVENTS) | HANDSHAKE_METHODS | INVOKE_METHODS | OTHER_MCP_METHODS
-) | {LIST_METHOD}
-"""Methods a span may be named after; any other (a client chooses it) is ``(unknown)``."""
 
 
 @dataclass

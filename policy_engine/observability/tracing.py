@@ -66,6 +66,12 @@ class Span:
     def end(self) -> None:
         self._span.end()
 
+    @property
+    def traceparent(self) -> str:
+        """This span as a W3C ``traceparent`` value, for the next hop's ``_meta``."""
+        sampled = 1 if self._span.get_span_context().trace_flags.sampled else 0
+        return f"00-{self.trace_id}-{self.span_id}-{sampled:02x}"
+
 
 class Tracing:
     """A tracer provider with its OTLP/HTTP exporter; the hosts' one entry point."""
@@ -87,6 +93,7 @@ class Tracing:
         self._flags = TraceFlags
         self._state = TraceState
         self._server = SpanKind.SERVER
+        self._client = SpanKind.CLIENT
         self._status = Status
         self._error = StatusCode.ERROR
 
@@ -128,6 +135,23 @@ class Tracing:
             _current.reset(token)
             span.end()
 
+    @contextmanager
+    def outgoing(self, name: str, attributes: Mapping[str, Any]) -> Iterator[Span | None]:
+        """A client span under the current request span for one message sent onwards
+        (``None`` outside a request span: nothing to continue)."""
+        current = _current.get()
+        if current is None:
+            yield None
+            return
+        parent = self._api.set_span_in_context(current._span)
+        span = self._tracer.start_span(
+            name, context=parent, kind=self._client, attributes=attributes
+        )
+        try:
+            yield Span(self, span)
+        finally:
+            span.end()
+
     def chain_run(self, event: str, phase: str, meta: object) -> Span:
         """The span of one chain run: under the current span, else under ``meta``'s
         ``traceparent`` (an in-code host has no request span), else a new trace."""
@@ -151,6 +175,18 @@ _current: ContextVar[Span | None] = ContextVar("policyc_span", default=None)
 """The request span policyc opened in this task: its own variable, not OpenTelemetry's
 current context, so the MCP SDK (which injects the current context into the ``_meta`` of
 what it sends, from whichever task sends it) never stamps one request's span on another."""
+
+
+def with_traceparent(params: Any, span: Span | None) -> Any:
+    """``params`` with ``_meta.traceparent`` naming ``span`` (the client's
+    ``tracestate`` kept, as W3C asks of an intermediary); a copy, never the original.
+    Anything but a dict of params is sent as it is."""
+    if span is None or not isinstance(params, dict):
+        return params
+    meta = params.get("_meta")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    meta["traceparent"] = span.traceparent
+    return {**params, "_meta": meta}
 
 
 def active() -> Tracing | None:

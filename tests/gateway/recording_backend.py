@@ -23,15 +23,19 @@ NAME = os.environ.get("BACKEND_NAME", "recorder")
 server = MCPServer(NAME, instructions=f"{NAME} records its calls")
 
 
-def record(tool: str, **arguments: object) -> None:
+def record(tool: str, traceparent: object = None, **arguments: object) -> None:
+    line = {"tool": tool, "arguments": arguments, "at": time.time()}
+    if traceparent is not None:
+        line["traceparent"] = traceparent
     with open(LOG, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"tool": tool, "arguments": arguments, "at": time.time()}) + "\n")
+        handle.write(json.dumps(line) + "\n")
 
 
 @server.tool()
-def echo(text: str) -> str:
-    """Returns its input."""
-    record("echo", text=text)
+def echo(text: str, ctx: Context) -> str:
+    """Returns its input (and logs the W3C ``traceparent`` it was sent, if any)."""
+    meta = ctx.request_context.meta or {}
+    record("echo", meta.get("traceparent") if isinstance(meta, dict) else None, text=text)
     return text
 
 

@@ -111,3 +111,30 @@ async def test_stdio_gateway_without_the_flag_honours_the_standard_endpoint_vari
     request = by_name(spans, "gateway tools/call")[0]
     assert request.service == "policyc" and request.parent_span_id == ""
     assert request.trace_id != TRACE
+
+
+async def test_the_backend_is_sent_the_gateways_span_not_the_clients(tmp_path: Path) -> None:
+    """An intermediary continues the trace: the backend's `_meta.traceparent` names the
+    gateway's `backend tools/call` client span (a child of its request span), and the
+    client's `tracestate` goes along."""
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    log = tmp_path / "calls.log"
+    with otlp_receiver() as receiver:
+        argv = gateway_argv("--backend", recorder(log), "--otlp-endpoint", receiver.url)
+        params = StdioServerParameters(
+            command=sys.executable, args=argv, cwd=str(ROOT), env=FAST_EXPORT
+        )
+        with anyio.fail_after(120):
+            async with Client(stdio_client(params), mode="legacy") as client:
+                meta = {"traceparent": TRACEPARENT, "tracestate": "vendor=1"}
+                result = await client.call_tool("echo", {"text": "hello"}, meta=meta)
+                assert not result.is_error
+            spans = receiver.wait_for(lambda got: bool(by_name(got, "backend tools/call")))
+    [outgoing] = by_name(spans, "backend tools/call")
+    [request] = by_name(spans, "gateway tools/call")
+    assert outgoing.trace_id == request.trace_id == TRACE
+    assert outgoing.parent_span_id == request.span_id and request.parent_span_id == PARENT
+    assert outgoing.attributes["policyc.server"] == "rec"
+    [sent] = [json.loads(line) for line in log.read_text().splitlines() if line]
+    assert sent["traceparent"] == f"00-{TRACE}-{outgoing.span_id}-01"
