@@ -148,6 +148,8 @@ class GatewayDecisionLog:
         }
         if run.principal_id is not None:
             record["principal"] = cap("principal", run.principal_id)
+        if run.trace_id is not None:
+            record["traceId"] = run.trace_id  # parsed W3C hex, never the client's raw text
         if result.aborted_at is not None:
             record["abortedAt"] = cap("abortedAt", result.aborted_at.interceptor)
         if self.include_payloads and result.status == "success":

@@ -124,6 +124,9 @@ class ChainRun:
     """The payload as received, before the chain: what `--record` writes."""
     principal_id: str | None = None
     """Who the message was for (``context.principal.id``): logged, never the token."""
+    trace_id: str | None = None
+    """The W3C trace the run belongs to (the client's, or the gateway's span's), so a
+    decision-log line can be joined to its trace."""
 
 
 class Interception:
@@ -227,7 +230,9 @@ class Interception:
         if self.observer is not None:
             who = principal.id if principal is not None else None
             self.observer(
-                ChainRun(event, phase, side, origin, server, session_id, result, payload, who)
+                ChainRun(
+                    event, phase, side, origin, server, session_id, result, payload, who, trace_id
+                )
             )
         return result
 

@@ -15,7 +15,7 @@ from otlp_receiver import Receiver, by_name, otlp_receiver
 
 from policy_engine.chain import InterceptorChain
 from policy_engine.compiler import compile_policies
-from policy_engine.interception import Interception, InterceptionSession, Refuse
+from policy_engine.interception import ChainRun, Interception, InterceptionSession, Refuse
 from policy_engine.observability import tracing
 from policy_engine.server import InterceptorService
 from policy_engine.wire import InvokeParams, MutationResult, ValidationResult
@@ -196,10 +196,14 @@ async def test_without_tracing_the_clients_trace_still_reaches_the_context(
 ) -> None:
     assert tracing.active() is None
     provider = Recording(policies)
+    runs: list[ChainRun] = []
     async with InterceptorChain.connect(local=[provider]) as chain:
-        session = InterceptionSession(Interception(chain), session_id="s-1")
+        session = InterceptionSession(Interception(chain, observer=runs.append), session_id="s-1")
         await session.client_request("tools/call", call("read_file"))
-    assert {(c.trace_id, c.span_id) for c in provider.contexts} == {(TRACE, PARENT)}
+        await session.client_request("tools/call", call("read_file", traceparent="00-bad"))
+    assert {(c.trace_id, c.span_id) for c in provider.contexts} == {(TRACE, PARENT), (None, None)}
+    # What a decision log joins on: the parsed id, never a malformed value.
+    assert [run.trace_id for run in runs] == [TRACE, None]
 
 
 def test_the_engine_never_imports_opentelemetry_unless_asked() -> None:

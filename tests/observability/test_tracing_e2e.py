@@ -115,13 +115,14 @@ async def test_stdio_gateway_without_the_flag_honours_the_standard_endpoint_vari
 
 async def test_the_backend_is_sent_the_gateways_span_not_the_clients(tmp_path: Path) -> None:
     """An intermediary continues the trace: the backend's `_meta.traceparent` names the
-    gateway's `backend tools/call` client span (a child of its request span), and the
-    client's `tracestate` goes along."""
+    gateway's `backend tools/call` client span (a child of its request span); the
+    decision log's lines carry the trace id."""
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     log = tmp_path / "calls.log"
     with otlp_receiver() as receiver:
         argv = gateway_argv("--backend", recorder(log), "--otlp-endpoint", receiver.url)
+        argv += ["--decision-log", str(tmp_path / "decisions.jsonl")]
         params = StdioServerParameters(
             command=sys.executable, args=argv, cwd=str(ROOT), env=FAST_EXPORT
         )
@@ -138,3 +139,7 @@ async def test_the_backend_is_sent_the_gateways_span_not_the_clients(tmp_path: P
     assert outgoing.attributes["policyc.server"] == "rec"
     [sent] = [json.loads(line) for line in log.read_text().splitlines() if line]
     assert sent["traceparent"] == f"00-{TRACE}-{outgoing.span_id}-01"
+    # The gateway's decision log joins its lines to the trace.
+    decided = [json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()]
+    call = [d for d in decided if d["event"] == "tools/call"]
+    assert call and {d["traceId"] for d in call} == {TRACE}
