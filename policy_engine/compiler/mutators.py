@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..language import ast
 from ..language.path_syntax import format_location
@@ -24,10 +24,11 @@ from .conditions import (
     compile_condition,
     compile_operand,
 )
-from .json_size import json_size
+from .json_size import encoded, json_size
 from .jsonpath import KEEP, REMOVE, CompiledPath
 from .matchers import Hit, TextMatcher, pattern_specs
 from .payload_probe import descendant_names
+from .string_index import StringIndex
 from .trace import RuleEvent, RuleRef, Trace, elapsed_ms
 
 DEFAULT_REDACTION = "[REDACTED]"
@@ -55,10 +56,30 @@ class PatternRewrite:
         texts = strings_in(values)
         return dict(zip(texts, self.matcher.hits_many(texts), strict=True))
 
+    def scan(self, values: Iterable[Any]) -> Scan:
+        """The hits of every string under ``values``, from one walk of each value
+        (kept for `apply`) and one scan of their distinct strings."""
+        indexes = [StringIndex(value) for value in values]
+        distinct: dict[str, None] = {}
+        for index in indexes:
+            index.texts(distinct)
+        texts = list(distinct)
+        table = dict(zip(texts, self.matcher.hits_many(texts), strict=True))
+        return Scan(table, {id(index.root): index for index in indexes})
+
     def apply(
-        self, value: Any, table: HitTable, counts: Counts, growth: list[int] | None = None
+        self,
+        value: Any,
+        table: HitTable,
+        counts: Counts,
+        changes: list[tuple[str, str]] | None = None,
+        indexes: dict[int, StringIndex] | None = None,
     ) -> Any:
-        """``value`` rewritten; ``growth[0]`` gains how many bytes that added (`json_size`)."""
+        """``value`` rewritten; each changed string and its replacement go to ``changes``.
+
+        A value `scan` indexed is rebuilt from its index (one copy-on-write
+        pass); any other value is walked (`map_strings`).
+        """
 
         def rewrite(text: str) -> str:
             hits = table.get(text)
@@ -67,11 +88,34 @@ class PatternRewrite:
             if not hits:
                 return text
             new = substitute(text, hits, self.make, counts)
-            if growth is not None:
-                growth[0] += json_size(new) - json_size(text)
+            if changes is not None:
+                changes.append((text, new))
             return new
 
+        index = indexes.get(id(value)) if indexes is not None else None
+        if index is not None and index.root is value:
+            return index.rewrite(rewrite)
         return map_strings(value, rewrite)
+
+
+class Scan(NamedTuple):
+    """What a `matching` rule found before it rewrites: hits per string, and each
+    value's `StringIndex` by identity."""
+
+    table: HitTable
+    indexes: dict[int, StringIndex]
+
+
+def growth_of(changes: list[tuple[str, str]]) -> int:
+    """How many bytes replacing each old string by its new one adds to the payload's
+    JSON (`json_size`), from one encoding of all the old and one of all the new."""
+    if not changes:
+        return 0
+    old = encoded([pair[0] for pair in changes])
+    new = encoded([pair[1] for pair in changes])
+    if old is not None and new is not None:
+        return len(new) - len(old)
+    return sum(json_size(after) - json_size(before) for before, after in changes)
 
 
 def stable_tag(text: str) -> str:
@@ -208,21 +252,21 @@ class CompiledMutation:
             return payload, 0
         transform = self.transform
         rewrite = self.rewrite
-        growth = [0]
+        changes: list[tuple[str, str]] = []
         if rewrite is not None:
             if self.probe is not None and ctx.rules_out(self.probe):
                 return payload, 0
-            table = rewrite.table(value for value, _ in self.path.find(payload))
+            table, indexes = rewrite.scan(value for value, _ in self.path.find(payload))
             if not any(table.values()):
                 return payload, 0
             transform = lambda value, counts: rewrite.apply(  # noqa: E731
-                value, table, counts, growth
+                value, table, counts, changes, indexes
             )
 
         update = self.updater(ctx, transform, pattern_counts, events, track_size=rewrite is None)
         after, changed = self.path.update(payload, update)
         if rewrite is not None and ctx.size_delta is not None:
-            ctx.size_delta += growth[0]
+            ctx.size_delta += growth_of(changes)
         return after, changed
 
     def updater(
