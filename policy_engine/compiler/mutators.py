@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -94,7 +94,7 @@ class PatternRewrite:
 
         index = indexes.get(id(value)) if indexes is not None else None
         if index is not None and index.root is value:
-            return index.rewrite(rewrite)
+            return index.rewrite(rewrite, table)
         return map_strings(value, rewrite)
 
 
@@ -106,9 +106,10 @@ class Scan(NamedTuple):
     indexes: dict[int, StringIndex]
 
 
-def growth_of(changes: list[tuple[str, str]]) -> int:
-    """How many bytes replacing each old string by its new one adds to the payload's
-    JSON (`json_size`), from one encoding of all the old and one of all the new."""
+def growth_of(changes: Sequence[tuple[Any, str]]) -> int:
+    """How many bytes replacing each old value (a string or a scalar) by its new string
+    adds to the payload's JSON (`json_size`), from one encoding of all the old and one
+    of all the new: a list's encoding is its items' and a comma between each two."""
     if not changes:
         return 0
     old = encoded([pair[0] for pair in changes])
@@ -254,9 +255,16 @@ class CompiledMutation:
         rewrite = self.rewrite
         changes: list[tuple[str, str]] = []
         if rewrite is not None:
+            # A singular path is one lookup per step: cheaper than asking the probe
+            # (which, after an earlier rule changed the payload, encodes it again).
+            found = self.path.find(payload) if self.path.is_singular else None
+            if found == []:
+                return payload, 0
             if self.probe is not None and ctx.rules_out(self.probe):
                 return payload, 0
-            table, indexes = rewrite.scan(value for value, _ in self.path.find(payload))
+            if found is None:
+                found = self.path.find(payload)
+            table, indexes = rewrite.scan(value for value, _ in found)
             if not any(table.values()):
                 return payload, 0
             transform = lambda value, counts: rewrite.apply(  # noqa: E731
@@ -276,11 +284,14 @@ class CompiledMutation:
         pattern_counts: Counts,
         events: list[RuleEvent] | None,
         track_size: bool = True,
+        resized: list[tuple[Any, str]] | None = None,
     ) -> Callable[[Any, tuple[str | int, ...]], Any]:
         """What the rule does at one location: the new value, ``KEEP`` or ``REMOVE``.
 
         With ``track_size`` it also follows the change in the payload's bounds
         estimate (`ctx.size_delta`); pattern rewrites count their growth instead.
+        Given ``resized``, each followed change goes there as (old, new), for
+        the caller to add up in one go (`settle_sizes`), not one encoding each.
         """
 
         def update(value: Any, location: tuple[str | int, ...]) -> Any:
@@ -293,7 +304,12 @@ class CompiledMutation:
             if _json_equal_fast(new, value):
                 return KEEP
             if track_size and ctx.size_delta is not None:
-                ctx.size_delta = _size_change(value, new, ctx.size_delta)
+                if resized is None:
+                    ctx.size_delta = _size_change(value, new, ctx.size_delta)
+                elif _followed(value, new):
+                    resized.append((value, new))
+                else:
+                    ctx.size_delta = None
             if events is not None:
                 for where, old_leaf, new_leaf in changed_leaves(value, new, location):
                     events.append(
@@ -431,6 +447,19 @@ def changed_leaves(
 
 
 _SCALARS = (int, float, bool, type(None))
+
+
+def _followed(old: Any, new: Any) -> bool:
+    """Whether replacing ``old`` by ``new`` keeps the size followed (see `_size_change`)."""
+    return type(new) is str and (type(old) is str or type(old) in _SCALARS)
+
+
+def settle_sizes(ctx: EvalContext, resized: list[tuple[Any, str]]) -> None:
+    """Add what the changes ``resized`` gathered (`CompiledMutation.updater`) did to the
+    payload's size to `ctx.size_delta`, and forget them."""
+    if resized and ctx.size_delta is not None:
+        ctx.size_delta += growth_of(resized)
+    resized.clear()
 
 
 def _size_change(old: Any, new: Any, delta: int) -> int | None:

@@ -17,7 +17,7 @@ rule's invoke and is never kept on the compiled policy set.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 # `(container, parent position, key in the parent)`; the value itself has parent -1.
@@ -82,13 +82,23 @@ class StringIndex:
         for slot in self.slots:
             into[slot[0]] = None
 
-    def rewrite(self, rewrite: Callable[[str], str]) -> Any:
+    def rewrite(
+        self, rewrite: Callable[[str], str], unchanged: Mapping[str, object] | None = None
+    ) -> Any:
         """The root with each string ``s`` replaced by ``rewrite(s)``, copying only the
-        containers on the way to a string that came back as another object."""
+        containers on the way to a string that came back as another object.
+
+        ``unchanged`` maps strings to a falsy value when ``rewrite`` is known to
+        return them as they are (a `matching` rule's strings without hits), which
+        spares a call per string.
+        """
         containers = self.containers
         copies: list[Any] = [None] * len(containers)
         root = self.root
+        known = unchanged if unchanged is not None else {}
         for text, owner, key in self.slots:
+            if not known.get(text, True):
+                continue
             new = rewrite(text)
             if new is text:
                 continue
