@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from ..language import ast
+from ..language.path_steps import Descend
 from ..language.path_syntax import format_location
 from ..wire import MutationResult
 from .conditions import (
@@ -232,6 +233,8 @@ class CompiledMutation:
     probe: int | None = None
     # For a `$..name` path: the members one of which the payload must have.
     members: tuple[bytes, ...] | None = None
+    # The path has no `..` step: finding what it selects costs no walk of the payload.
+    shallow: bool = False
 
     def applies(self, ctx: EvalContext) -> bool:
         if self.guard is None:
@@ -255,9 +258,10 @@ class CompiledMutation:
         rewrite = self.rewrite
         changes: list[tuple[str, str]] = []
         if rewrite is not None:
-            # A singular path is one lookup per step: cheaper than asking the probe
-            # (which, after an earlier rule changed the payload, encodes it again).
-            found = self.path.find(payload) if self.path.is_singular else None
+            # A path without `..` costs what it finds: cheaper than asking the probe
+            # (which, after an earlier rule changed the payload, encodes it again)
+            # when it finds nothing, the common case for a pack's other rules.
+            found = self.path.find(payload) if self.shallow else None
             if found == []:
                 return payload, 0
             if self.probe is not None and ctx.rules_out(self.probe):
@@ -424,6 +428,7 @@ def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> Co
         writes_strings=rewrite is None and isinstance(rule, ast.Redact | ast.Mask | ast.Hash),
         probe=env.probe_index(rewrite.matcher.probe_regex) if rewrite is not None else None,
         members=members,
+        shallow=not any(isinstance(step, Descend) for step in path.path.steps),
     )
 
 
