@@ -60,10 +60,15 @@ class PatternRewrite:
     def scan(self, values: Iterable[Any]) -> Scan:
         """The hits of every string under ``values``, from one walk of each value
         (kept for `apply`) and one scan of their distinct strings."""
-        indexes = [StringIndex(value) for value in values]
+        indexes: list[StringIndex] = []
         distinct: dict[str, None] = {}
-        for index in indexes:
+        for value in values:
+            if type(value) is str:  # `$.content[*].text`: a string needs no index
+                distinct[value] = None
+                continue
+            index = StringIndex(value)
             index.texts(distinct)
+            indexes.append(index)
         texts = list(distinct)
         table = dict(zip(texts, self.matcher.hits_many(texts), strict=True))
         return Scan(table, {id(index.root): index for index in indexes})
