@@ -26,7 +26,7 @@ from ..language.path_syntax import parse_path
 from ..language.urls import in_domain, url_host, url_path, url_scheme
 from .json_size import json_size
 from .jsonpath import CompiledPath, compile_path, find_memoised
-from .match_groups import GroupIndex, MatchGroup, pattern_key
+from .match_groups import NO_FIRST, GroupIndex, MatchGroup, pattern_key
 from .matchers import GlobMatcher, TextMatcher, pattern_specs
 from .payload_probe import UNCHANGED_BY, PayloadProbe, ProbeRegexes, descendant_names
 from .text_columns import column_of
@@ -634,12 +634,28 @@ def _grouped_matches(
 
         return every
 
+    if not negated:
+        # Every rule of the group asks the same question of the payload: the
+        # first to ask keeps the answer (where each pattern first hits, nothing
+        # when the probe rules the group out) in the invoke's memo, keyed on the
+        # payload object, so the others cost one lookup each, not a probe query.
+        key = group.first_key
+
+        def first(ctx: EvalContext) -> Location | None:
+            payload = ctx.payload
+            cached = ctx.memo.get(key)
+            if cached is None or cached[0] is not payload:
+                if probe is not None and ctx.rules_out(probe):
+                    cached = (payload, NO_FIRST)
+                else:
+                    cached = (payload, group.scan(payload, ctx.memo).first)
+                ctx.memo[key] = cached
+            return cached[1].get(index)
+
+        return first
+
     def some(ctx: EvalContext) -> Location | None:
-        if not negated and probe is not None and ctx.rules_out(probe):
-            return None
         scan = group.scan(ctx.payload, ctx.memo)
-        if not negated:
-            return scan.first.get(index)
         for _, location, hits in scan.entries:
             if index not in hits:
                 return location

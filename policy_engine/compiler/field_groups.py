@@ -26,7 +26,7 @@ from typing import Any
 from ..language.path_steps import Descend, Field
 from .conditions import EvalContext
 from .jsonpath import KEEP, Location, descendant_fields, patch
-from .mutators import CompiledMutation, Counts
+from .mutators import CompiledMutation, Counts, settle_sizes
 from .trace import RuleEvent
 
 
@@ -65,13 +65,16 @@ class FieldGroup:
         # replaced one, no location is inside a replaced value.
         replaced_container = False
         out: list[tuple[CompiledMutation, int]] = []
+        # The size changes, added up once (`settle_sizes`).
+        resized: list[tuple[Any, str]] = []
         for position, (member, name) in enumerate(zip(self.members, self.names, strict=True)):
             matches = found[name]
             if replaced and _above_a_change(matches, replaced):
+                settle_sizes(ctx, resized)
                 ctx.payload = patch(payload, replaced)
                 return out + _run_alone(self.members[position:], ctx, pattern_counts, events)
             assert member.transform is not None
-            update = member.updater(ctx, member.transform, pattern_counts, events)
+            update = member.updater(ctx, member.transform, pattern_counts, events, True, resized)
             changed = 0
             for value, location in matches:
                 if replaced_container and _inside(location, replaced):
@@ -86,6 +89,7 @@ class FieldGroup:
                 changed += 1
             if changed:
                 out.append((member, changed))
+        settle_sizes(ctx, resized)
         ctx.payload = patch(payload, replaced)
         return out
 

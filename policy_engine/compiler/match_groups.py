@@ -14,8 +14,9 @@ a clean message costs one RE2 call per group, not one per string.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import re2
@@ -37,10 +38,13 @@ from .matchers import (
 from .text_columns import column_of
 
 NO_HITS: frozenset[int] = frozenset()
+
 # Past this many patterns a Set is split, keeping each within RE2's memory budget.
 MAX_SET_SIZE = 256
 
 Location = tuple[str | int, ...]
+# Where each pattern first hits, when none does.
+NO_FIRST: Mapping[int, Location] = MappingProxyType({})
 Scanned = list[tuple[Any, Location, frozenset[int]]]
 
 
@@ -61,6 +65,8 @@ def pattern_key(ref: ast.PatternRef) -> str:
 class MatchGroup:
     def __init__(self, path: CompiledPath, specs: list[PatternSpec]) -> None:
         self.path = path
+        # The memo key of "where each pattern first hits" in an invoke (conditions.py).
+        self.first_key = object()
         self.specs = specs
         self._any = re2.compile("|".join(f"(?:{s.regex})" for s in specs), re2_options())
         self._sets: list[tuple[int, Any]] = []

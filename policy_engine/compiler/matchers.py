@@ -27,6 +27,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 import re2
@@ -76,6 +77,11 @@ class Hit(NamedTuple):
     start: int
     end: int
     label: str
+
+
+# `Hit(start, end, label)` from a tuple, in C: the named tuple's own `__new__` is a
+# Python function, and a message full of personal data makes hundreds of hits.
+_hit: Callable[[tuple[int, int, str]], Hit] = partial(tuple.__new__, Hit)
 
 
 def matchable(text: str) -> str:
@@ -337,6 +343,7 @@ class TextMatcher:
 
     def __init__(self, specs: Sequence[PatternSpec]) -> None:
         self.specs = list(specs)
+        self._labels = [spec.label for spec in self.specs]
         # A value group skips matches like a failed check does, so such a
         # pattern gets a pass of its own and never hides another one's hit.
         self._value = [value_group(spec.regex) for spec in self.specs]
@@ -457,12 +464,13 @@ class TextMatcher:
         if not found_in(binding(self._line_any), data):
             return
         last_end = 0
+        labels = self._labels
         for start, index, end, segment in sorted(self._candidates(data, starts, lengths)):
             if start < last_end:
                 continue
             last_end = end
             base = starts[segment]
-            out[where[segment]].append(Hit(start - base, end - base, self.specs[index].label))
+            out[where[segment]].append(_hit((start - base, end - base, labels[index])))
         if len(data) != len(joined):
             for segment, text in enumerate(texts):
                 hits = out[where[segment]]

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..language import ast
+from ..language.path_steps import Descend
 from ..language.path_syntax import format_location
 from ..wire import MutationResult
 from .conditions import (
@@ -24,10 +25,11 @@ from .conditions import (
     compile_condition,
     compile_operand,
 )
-from .json_size import json_size
+from .json_size import encoded, json_size
 from .jsonpath import KEEP, REMOVE, CompiledPath
 from .matchers import Hit, TextMatcher, pattern_specs
 from .payload_probe import descendant_names
+from .string_index import StringIndex
 from .trace import RuleEvent, RuleRef, Trace, elapsed_ms
 
 DEFAULT_REDACTION = "[REDACTED]"
@@ -55,10 +57,35 @@ class PatternRewrite:
         texts = strings_in(values)
         return dict(zip(texts, self.matcher.hits_many(texts), strict=True))
 
+    def scan(self, values: Iterable[Any]) -> Scan:
+        """The hits of every string under ``values``, from one walk of each value
+        (kept for `apply`) and one scan of their distinct strings."""
+        indexes: list[StringIndex] = []
+        distinct: dict[str, None] = {}
+        for value in values:
+            if type(value) is str:  # `$.content[*].text`: a string needs no index
+                distinct[value] = None
+                continue
+            index = StringIndex(value)
+            index.texts(distinct)
+            indexes.append(index)
+        texts = list(distinct)
+        table = dict(zip(texts, self.matcher.hits_many(texts), strict=True))
+        return Scan(table, {id(index.root): index for index in indexes})
+
     def apply(
-        self, value: Any, table: HitTable, counts: Counts, growth: list[int] | None = None
+        self,
+        value: Any,
+        table: HitTable,
+        counts: Counts,
+        changes: list[tuple[str, str]] | None = None,
+        indexes: dict[int, StringIndex] | None = None,
     ) -> Any:
-        """``value`` rewritten; ``growth[0]`` gains how many bytes that added (`json_size`)."""
+        """``value`` rewritten; each changed string and its replacement go to ``changes``.
+
+        A value `scan` indexed is rebuilt from its index (one copy-on-write
+        pass); any other value is walked (`map_strings`).
+        """
 
         def rewrite(text: str) -> str:
             hits = table.get(text)
@@ -67,11 +94,35 @@ class PatternRewrite:
             if not hits:
                 return text
             new = substitute(text, hits, self.make, counts)
-            if growth is not None:
-                growth[0] += json_size(new) - json_size(text)
+            if changes is not None:
+                changes.append((text, new))
             return new
 
+        index = indexes.get(id(value)) if indexes is not None else None
+        if index is not None and index.root is value:
+            return index.rewrite(rewrite, table)
         return map_strings(value, rewrite)
+
+
+class Scan(NamedTuple):
+    """What a `matching` rule found before it rewrites: hits per string, and each
+    value's `StringIndex` by identity."""
+
+    table: HitTable
+    indexes: dict[int, StringIndex]
+
+
+def growth_of(changes: Sequence[tuple[Any, str]]) -> int:
+    """How many bytes replacing each old value (a string or a scalar) by its new string
+    adds to the payload's JSON (`json_size`), from one encoding of all the old and one
+    of all the new: a list's encoding is its items' and a comma between each two."""
+    if not changes:
+        return 0
+    old = encoded([pair[0] for pair in changes])
+    new = encoded([pair[1] for pair in changes])
+    if old is not None and new is not None:
+        return len(new) - len(old)
+    return sum(json_size(after) - json_size(before) for before, after in changes)
 
 
 def stable_tag(text: str) -> str:
@@ -187,6 +238,8 @@ class CompiledMutation:
     probe: int | None = None
     # For a `$..name` path: the members one of which the payload must have.
     members: tuple[bytes, ...] | None = None
+    # The path has no `..` step: finding what it selects costs no walk of the payload.
+    shallow: bool = False
 
     def applies(self, ctx: EvalContext) -> bool:
         if self.guard is None:
@@ -208,21 +261,29 @@ class CompiledMutation:
             return payload, 0
         transform = self.transform
         rewrite = self.rewrite
-        growth = [0]
+        changes: list[tuple[str, str]] = []
         if rewrite is not None:
+            # A path without `..` costs what it finds: cheaper than asking the probe
+            # (which, after an earlier rule changed the payload, encodes it again)
+            # when it finds nothing, the common case for a pack's other rules.
+            found = self.path.find(payload) if self.shallow else None
+            if found == []:
+                return payload, 0
             if self.probe is not None and ctx.rules_out(self.probe):
                 return payload, 0
-            table = rewrite.table(value for value, _ in self.path.find(payload))
+            if found is None:
+                found = self.path.find(payload)
+            table, indexes = rewrite.scan(value for value, _ in found)
             if not any(table.values()):
                 return payload, 0
             transform = lambda value, counts: rewrite.apply(  # noqa: E731
-                value, table, counts, growth
+                value, table, counts, changes, indexes
             )
 
         update = self.updater(ctx, transform, pattern_counts, events, track_size=rewrite is None)
         after, changed = self.path.update(payload, update)
         if rewrite is not None and ctx.size_delta is not None:
-            ctx.size_delta += growth[0]
+            ctx.size_delta += growth_of(changes)
         return after, changed
 
     def updater(
@@ -232,11 +293,14 @@ class CompiledMutation:
         pattern_counts: Counts,
         events: list[RuleEvent] | None,
         track_size: bool = True,
+        resized: list[tuple[Any, str]] | None = None,
     ) -> Callable[[Any, tuple[str | int, ...]], Any]:
         """What the rule does at one location: the new value, ``KEEP`` or ``REMOVE``.
 
         With ``track_size`` it also follows the change in the payload's bounds
         estimate (`ctx.size_delta`); pattern rewrites count their growth instead.
+        Given ``resized``, each followed change goes there as (old, new), for
+        the caller to add up in one go (`settle_sizes`), not one encoding each.
         """
 
         def update(value: Any, location: tuple[str | int, ...]) -> Any:
@@ -249,7 +313,12 @@ class CompiledMutation:
             if _json_equal_fast(new, value):
                 return KEEP
             if track_size and ctx.size_delta is not None:
-                ctx.size_delta = _size_change(value, new, ctx.size_delta)
+                if resized is None:
+                    ctx.size_delta = _size_change(value, new, ctx.size_delta)
+                elif _followed(value, new):
+                    resized.append((value, new))
+                else:
+                    ctx.size_delta = None
             if events is not None:
                 for where, old_leaf, new_leaf in changed_leaves(value, new, location):
                     events.append(
@@ -364,6 +433,7 @@ def compile_mutation(rule: ast.MutatorRule, ref: RuleRef, env: CompileEnv) -> Co
         writes_strings=rewrite is None and isinstance(rule, ast.Redact | ast.Mask | ast.Hash),
         probe=env.probe_index(rewrite.matcher.probe_regex) if rewrite is not None else None,
         members=members,
+        shallow=not any(isinstance(step, Descend) for step in path.path.steps),
     )
 
 
@@ -387,6 +457,19 @@ def changed_leaves(
 
 
 _SCALARS = (int, float, bool, type(None))
+
+
+def _followed(old: Any, new: Any) -> bool:
+    """Whether replacing ``old`` by ``new`` keeps the size followed (see `_size_change`)."""
+    return type(new) is str and (type(old) is str or type(old) in _SCALARS)
+
+
+def settle_sizes(ctx: EvalContext, resized: list[tuple[Any, str]]) -> None:
+    """Add what the changes ``resized`` gathered (`CompiledMutation.updater`) did to the
+    payload's size to `ctx.size_delta`, and forget them."""
+    if resized and ctx.size_delta is not None:
+        ctx.size_delta += growth_of(resized)
+    resized.clear()
 
 
 def _size_change(old: Any, new: Any, delta: int) -> int | None:

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from policy_engine.compiler.mutators import changed_leaves, map_strings, stable_tag
+from policy_engine.compiler.string_index import StringIndex
 
 KEYS = st.sampled_from(["a", "b", "text", "x y"])
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
@@ -130,3 +131,58 @@ def test_stable_tag() -> None:
     assert stable_tag("secret") == "sha256:2bb80d537b1da3e3"
     assert stable_tag("secret") == stable_tag("secret")
     assert stable_tag("secret") != stable_tag("Secret")
+
+
+# --------------------------------------------------------------- StringIndex
+
+
+def _visit_order(value: Any) -> list[str]:
+    """The strings in the order the recursive walk (`map_strings`) visits them."""
+    seen: list[str] = []
+
+    def note(text: str) -> str:
+        seen.append(text)
+        return text
+
+    map_strings(value, note)
+    return seen
+
+
+@given(value=JSON, data=st.data())
+def test_a_string_index_rewrites_as_map_strings_does(value: Any, data: st.DataObject) -> None:
+    """Same strings in the same order, the same result, the same containers copied,
+    and the input untouched: the one-walk index is the recursive rebuild."""
+    before = copy.deepcopy(value)
+    index = StringIndex(value)
+    assert [slot[0] for slot in index.slots] == _visit_order(value)
+    chosen = data.draw(st.sets(st.sampled_from(_visit_order(value) or [""])))
+
+    def fn(text: str) -> str:
+        return text + "!" if text in chosen else text
+
+    rebuilt = index.rewrite(fn)
+    expected = map_strings(value, fn)
+    assert rebuilt == expected
+    assert value == before
+    assert _shared(rebuilt, value) == _shared(expected, value)
+
+
+@given(value=JSON)
+def test_a_string_index_survives_aliased_containers(value: Any) -> None:
+    """One container reached twice is two places: each copy changes on its own."""
+    doubled = [value, {"again": value}]
+    index = StringIndex(doubled)
+    assert index.rewrite(str.upper) == map_strings(doubled, str.upper)
+    assert doubled == [value, {"again": value}]
+
+
+def _shared(new: Any, old: Any) -> list[bool]:
+    """For each container of ``new`` in pre-order, whether it is ``old``'s own object."""
+    out = [new is old]
+    if isinstance(new, list) and isinstance(old, list):
+        for a, b in zip(new, old, strict=True):
+            out += _shared(a, b) if isinstance(a, list | dict) else []
+    elif isinstance(new, dict) and isinstance(old, dict):
+        for key in new:
+            out += _shared(new[key], old[key]) if isinstance(new[key], list | dict) else []
+    return out

@@ -193,13 +193,13 @@ def test_a_clean_message_never_walks_the_paths_it_rules_out(
 ) -> None:
     policy = compile_sources({"p.policy": POLICY})
     walked: list[object] = []
-    original = mutators_module.strings_in
+    original = mutators_module.StringIndex
 
-    def counting(values: Any) -> list[str]:
-        walked.append(values)
-        return original(values)
+    def counting(value: Any) -> Any:
+        walked.append(value)
+        return original(value)
 
-    monkeypatch.setattr(mutators_module, "strings_in", counting)
+    monkeypatch.setattr(mutators_module, "StringIndex", counting)
     clean = {"name": "t", "arguments": {"note": "hello", "n": ["x", "y"]}}
     scrubbed = policy.invoke_sync("scrub", "tools/call", "request", clean)
     assert isinstance(scrubbed, MutationResult)
