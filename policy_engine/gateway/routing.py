@@ -12,14 +12,12 @@ from typing import Any
 from mcp_types import ErrorData
 
 from policy_engine.interception import LISTS, InterceptionSession, Refuse
-from policy_engine.observability.metrics import UNKNOWN
 from policy_engine.observability.tracing import active as active_tracing
 from policy_engine.observability.tracing import with_traceparent
 from policy_engine.server import LIST_METHOD, InterceptorService
 from policy_engine.wire import InterceptorError
-from policy_engine.wire.constants import HANDSHAKE_METHODS, INVOKE_METHODS, OTHER_MCP_METHODS
+from policy_engine.wire.constants import INVOKE_METHODS, method_label
 from policy_engine.wire.errors import INVALID_PARAMS, INVALID_REQUEST
-from policy_engine.wire.events import STANDARD_EVENTS
 
 from .backend import Backend
 from .federation import NAMED_LISTS, URI_LISTS, Routes
@@ -27,11 +25,6 @@ from .lifecycle import SessionBackends
 from .listing import Listings
 from .reply import Reply, refused_reply
 from .scope import SCOPE
-
-KNOWN_METHODS = (
-    frozenset(STANDARD_EVENTS) | HANDSHAKE_METHODS | INVOKE_METHODS | OTHER_MCP_METHODS
-) | {LIST_METHOD}
-"""Methods a span may be named after; any other (a client chooses it) is ``(unknown)``."""
 
 _CALL_LISTS = {kind.call: (method, kind.key) for method, kind in LISTS.items()}
 
@@ -99,7 +92,7 @@ class Router:
         tracing = active_tracing()
         if tracing is None:
             return await self._backends.request(backend, method, params)
-        known = method if method in KNOWN_METHODS else UNKNOWN
+        known = method_label(method)
         attributes = {"rpc.method": known, "policyc.server": backend.name}
         with tracing.outgoing(f"backend {known}", attributes) as span:
             sent = with_traceparent(params, span)

@@ -42,7 +42,6 @@ from mcp_types import (
 
 from policy_engine.interception import Forward, Interception, InterceptionSession, Refuse
 from policy_engine.observability import metrics
-from policy_engine.observability.metrics import UNKNOWN
 from policy_engine.observability.tracing import Tracing
 from policy_engine.observability.tracing import active as active_tracing
 from policy_engine.server import InterceptorService
@@ -51,6 +50,7 @@ from policy_engine.wire.constants import (
     CANCELLED,
     HANDSHAKE_METHODS,
     INITIALIZED,
+    method_label,
 )
 from policy_engine.wire.errors import INTERNAL_ERROR
 from policy_engine.wire.tracecontext import from_meta
@@ -63,7 +63,7 @@ from .held import ClientStream
 from .lifecycle import HANDSHAKE_TIMEOUT_S as HANDSHAKE_TIMEOUT_S
 from .lifecycle import SessionBackends
 from .reply import Reply, error_reply
-from .routing import KNOWN_METHODS, Router
+from .routing import Router
 from .scope import SCOPE, OpenRequests, RequestScope
 
 logger = logging.getLogger("policyc.gateway")
@@ -282,7 +282,7 @@ class GatewaySession:
         self, tracing: Tracing, method: str, params: dict[str, Any] | None, meta: object
     ) -> Reply:
         """:meth:`_answer` under a ``gateway <method>`` span, the client's trace its parent."""
-        known = method if method in KNOWN_METHODS else UNKNOWN
+        known = method_label(method)
         attributes = {"rpc.system": "jsonrpc", "rpc.method": known}
         with tracing.request(f"gateway {known}", attributes, from_meta(meta)) as span:
             reply = await self._answer(method, params)

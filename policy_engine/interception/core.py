@@ -36,7 +36,7 @@ from policy_engine.wire import (
     ValidationMessage,
     ValidationSummary,
 )
-from policy_engine.wire.constants import SKIPPED_METHODS
+from policy_engine.wire.constants import SKIPPED_METHODS, method_label
 from policy_engine.wire.errors import INTERNAL_ERROR, validation_error_item
 from policy_engine.wire.tracecontext import from_meta, payload_meta
 
@@ -216,7 +216,7 @@ class Interception:
                 result = await self.chain.execute(params, side=side, span=span)
                 span.set(
                     {
-                        "policyc.event": event,
+                        "policyc.event": method_label(event),
                         "policyc.phase": phase,
                         "policyc.chain.status": result.status,
                         "policyc.duration_ms": result.total_duration_ms,

@@ -192,9 +192,10 @@ _PHONE = (
 # pkg@1.2.3.4), which the IPv4 shape cannot tell from an address.
 _VERSION_WORD = (
     r"(?i:(?:(?:^|[^A-Za-z0-9])(?:v|ver|release|rel|build|firmware|fw|kernel|windows|chrome"
-    r"|firefox|safari|android|ios|macos|sdk|sku|part|p/n|pn|oid|section|driver|runtime|bump(?:ed)?"
-    r"\s+to|rev|revision|patch|hotfix|install(?:ed|ing|er)?|(?:upgrad|updat)(?:e|ed|ing)"
-    r"(?:\s+(?:from|to))?|notes(?:\s+for)?)|version)\.?[\s:/=#\"'(]{0,3})"
+    r"|firefox|safari|edg|edge|opr|android|ios|macos|sdk|sku|part|p/n|pn|oid|section|driver"
+    r"|runtime|bump(?:ed)?\s+to|rev|revision|patch|hotfix|install(?:ed|ing|er)?"
+    r"|upgrad(?:e|ed|ing)(?:\s+(?:from|to))?|updat(?:e|ed|ing)\s+(?:from|to)"
+    r"|notes(?:\s+for)?)|version)\.?[\s:/=#\"'(]{0,3})"
 )
 # A quad glued to a name by "-" (tool-1.2.3.4.zip) or followed by ".word" or
 # "-rc1" is a file name or a version, not an address.
@@ -202,9 +203,11 @@ _VERSION_WORD = (
 # over, and would only make the pattern's pass run on more texts).
 # A version word also covers the second number of "from 1.2.3.4 to 1.2.3.5";
 # a markdown heading that is a number ("## 4.2.1.0") is a release, and a
-# product token (Edg/120.0.2210.91) or a name glued by "_" is a version too.
+# browser's product token (Edg/120.0.2210.91) is a version too. A quad after
+# "/" or "_" is an address (GET /hosts/10.20.30.40, ip_10.0.0.5): a redaction
+# miss costs more than a masked version.
 _IPV4 = (
-    rf"(?:{_VERSION_WORD}|==|~=|>=|<=|@|\^|~|[A-Za-z][-_/]|(?:^|[^A-Za-z0-9#])#{{1,6}}\x20+)"
+    rf"(?:{_VERSION_WORD}|==|~=|>=|<=|@|\^|~|[A-Za-z]-|(?:^|[^A-Za-z0-9#])#{{1,6}}\x20+)"
     r"[0-9]+(?:\.[0-9]+){3,}(?:\s+(?:to|->)\s+[0-9]+(?:\.[0-9]+){3,})?"
     r"|(?:^|[^A-Za-z0-9.])[0-9]+(?:\.[0-9]+){4,}"
     rf"|(?:^|[^A-Za-z0-9.])(?P<value>{_IPV4_CORE})"

@@ -35,14 +35,13 @@ from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from policy_engine.wire import ChainExecutionResult
+from policy_engine.wire.constants import UNKNOWN
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 """policyc's own registry (with the process and platform collectors), not the global one."""
 ProcessCollector(registry=REGISTRY)
 PlatformCollector(registry=REGISTRY)
 
-UNKNOWN = "(unknown)"
-"""The label of an interceptor name the catalog does not know (client-supplied)."""
 
 # Latency buckets in seconds: a compiled policy answers in well under a millisecond, a
 # remote interceptor or a slow regex in tens of milliseconds.

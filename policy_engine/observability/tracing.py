@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Final
 
+from policy_engine.wire.constants import method_label
 from policy_engine.wire.tracecontext import TraceParent, from_meta
 
 DEFAULT_SERVICE_NAME: Final = "policyc"
@@ -156,10 +157,11 @@ class Tracing:
         """The span of one chain run: under the current span, else under ``meta``'s
         ``traceparent`` (an in-code host has no request span), else a new trace."""
         current = _current.get()
+        name = f"chain {method_label(event)} {phase}"  # a client may choose the event
         if current is not None:
-            return current.child(f"chain {event} {phase}", {})
+            return current.child(name, {})
         parent = self._parent(from_meta(meta))
-        return Span(self, self._tracer.start_span(f"chain {event} {phase}", context=parent))
+        return Span(self, self._tracer.start_span(name, context=parent))
 
     def flush(self, timeout_ms: int = 5000) -> bool:
         """Export every ended span now; whether that finished in time."""

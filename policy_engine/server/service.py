@@ -26,7 +26,7 @@ from policy_engine.wire import (
     Principal,
     ValidationResult,
 )
-from policy_engine.wire.constants import INVOKE_METHOD
+from policy_engine.wire.constants import INVOKE_METHOD, method_label
 from policy_engine.wire.errors import (
     execution_failed,
     invalid_params,
@@ -162,7 +162,7 @@ class InterceptorService:
             "policyc.duration_ms": round((time.perf_counter() - started) * 1000, 3),
         }
         if params is not None and self._known(params) != metrics.UNKNOWN:
-            attributes["policyc.event"] = params.event
+            attributes["policyc.event"] = method_label(params.event)
             attributes["policyc.phase"] = params.phase
         codes = rule_codes(info)
         if codes:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from .events import STANDARD_EVENTS
+
 Phase = Literal["request", "response"]
 Severity = Literal["info", "warn", "error"]
 InterceptorType = Literal["validation", "mutation"]
@@ -46,3 +48,16 @@ OTHER_MCP_METHODS = frozenset(
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
+
+UNKNOWN = "(unknown)"
+"""What a trace span or a metric label shows for a name a client chose and no catalog knows."""
+KNOWN_METHODS = (
+    frozenset(STANDARD_EVENTS) | HANDSHAKE_METHODS | INVOKE_METHODS | OTHER_MCP_METHODS
+) | {LIST_METHOD}
+"""Methods a span may be named after or carry as an attribute."""
+
+
+def method_label(method: str) -> str:
+    """``method`` when MCP or the SEP defines it, else :data:`UNKNOWN`: a client picks a
+    notification's method, and a span name must never carry its free text."""
+    return method if method in KNOWN_METHODS else UNKNOWN

@@ -92,3 +92,24 @@ def test_streamed_replay_reports_what_the_listed_replay_does(
     streamed = anyio.run(replay, after, iter_traffic(TRAFFIC), before, 3)
     assert to_json(streamed, None) == to_json(listed, None)
     assert listed.messages == len(read_traffic(TRAFFIC))
+
+
+def test_a_recorded_lone_surrogate_is_replayed_not_a_crash(tmp_path: Path) -> None:
+    """A recording may hold what a hostile client sent, `\\ud800` included: the dedup
+    digest must not raise on it (a traceback instead of a report)."""
+    traffic = tmp_path / "odd.jsonl"
+    line = '{"v":1,"event":"tools/call","phase":"request","side":"sending","decision":"allow",'
+    line += '"payload":{"name":"read_file","arguments":{"path":"/tmp/\\ud800"}}}\n'
+    traffic.write_text(line + line, encoding="utf-8")
+    messages = list(iter_traffic(traffic))
+    assert len(messages) == 1  # the duplicate is still dropped
+    done = subprocess.run(
+        [sys.executable, "-m", "policy_engine.cli.main", "replay", str(SETS / "base")]
+        + ["--traffic", str(traffic), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr
+    assert json.loads(done.stdout)["messages"] == 1

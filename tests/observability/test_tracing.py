@@ -253,3 +253,32 @@ def test_without_a_flag_or_the_variables_tracing_stays_off(
     assert tracing.wanted(None, {tracing.ENDPOINT_ENV: "http://c:4318"})
     assert tracing.traces_url("http://c:4318/") == "http://c:4318/v1/traces"
     assert tracing.traces_url("http://c:4318/v1/traces") == "http://c:4318/v1/traces"
+
+
+CLIENT_TEXT = "notifications/SECRET-sk_live_123 user@example.com"
+
+
+async def test_a_client_chosen_event_never_names_a_span_or_an_attribute(
+    receiver: Receiver, tmp_path: Path
+) -> None:
+    """A policy hooked `on *` runs for any notification a client invents; the chain span's
+    name and attributes show `(unknown)` for it, and so does a `policyc serve` invoke
+    whose `event` is the caller's free text."""
+    source = tmp_path / "all.policy"
+    source.write_text('validator watch {\n  on * request\n  deny if $.x == "never" "no"\n}\n')
+    policies = compile_policies([source])
+    async with InterceptorChain.connect(local=[policies]) as chain:
+        session = InterceptionSession(Interception(chain, tracer=tracing.active()))
+        meta = {"_meta": {"traceparent": TRACEPARENT}}
+        await session.notification(CLIENT_TEXT, meta, origin="client", server=None)
+    service = InterceptorService(lambda: policies)
+    raw = {"name": "watch", "event": CLIENT_TEXT, "phase": "request", "payload": {}}
+    await service.invoke(raw)
+    active = tracing.active()
+    assert active is not None and active.flush()
+    spans = receiver.wait_for(lambda got: len(got) >= 3)
+    assert "chain (unknown) request" in {span.name for span in spans}
+    invoke = by_name(spans, "interceptor/invoke")
+    assert invoke and invoke[0].attributes["policyc.event"] == "(unknown)"
+    for span in spans:
+        assert "SECRET" not in span.name and "SECRET" not in repr(span.attributes)

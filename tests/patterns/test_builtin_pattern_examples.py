@@ -152,6 +152,11 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("IPV4", "host 192.168.1.10:80 up", "192.168.1.10"),
     ("IPV4", "mask 255.255.255.255", "255.255.255.255"),
     ("IPV4", "bind (0.0.0.0) all", "0.0.0.0"),
+    # In a URL path or glued by "_", a quad is an address, not a version.
+    ("IPV4", "GET /hosts/10.20.30.40 HTTP/1.1", "10.20.30.40"),
+    ("IPV4", "see http://internal/10.1.2.3 now", "10.1.2.3"),
+    ("IPV4", "ip_10.0.0.5 down", "10.0.0.5"),
+    ("IPV4", "DNS updated 172.16.0.4", "172.16.0.4"),
     ("IPV4", "dns=8.8.8.8, backup", "8.8.8.8"),
     ("IPV6", "addr 2001:db8::1 ok", "2001:db8::1"),
     (
