@@ -103,9 +103,9 @@ def test_a_recorded_lone_surrogate_is_replayed_not_a_crash(tmp_path: Path) -> No
     traffic.write_text(line + line, encoding="utf-8")
     messages = list(iter_traffic(traffic))
     assert len(messages) == 1  # the duplicate is still dropped
+    command = [sys.executable, "-m", "policy_engine.cli.main", "replay", str(SETS / "base")]
     done = subprocess.run(
-        [sys.executable, "-m", "policy_engine.cli.main", "replay", str(SETS / "base")]
-        + ["--traffic", str(traffic), "--format", "json"],
+        [*command, "--traffic", str(traffic), "--format", "json"],
         capture_output=True,
         text=True,
         timeout=120,
