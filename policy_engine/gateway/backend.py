@@ -47,7 +47,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from policy_engine.chain.stdio_transport import unwritable, unwritable_request
 from policy_engine.chain.transports import client_transport
-from policy_engine.observability import metrics
+from policy_engine.observability import metrics, tracing
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.constants import CANCELLED
 from policy_engine.wire.errors import INTERNAL_ERROR, REQUEST_TIMEOUT
@@ -184,7 +184,8 @@ class Backend:
     async def connect(self, tg: TaskGroup) -> None:
         """Open the transport in a task of ``tg``; returns once messages can be sent."""
         self._stop = anyio.Event()
-        await tg.start(self._own_transport)
+        with tracing.detached():  # the task copies the context: not the caller's span
+            await tg.start(self._own_transport)
 
     def close(self) -> None:
         self._closing = True

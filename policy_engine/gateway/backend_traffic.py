@@ -34,10 +34,10 @@ from mcp_types import (
 from policy_engine.interception import LIST_CHANGED, InterceptionSession, Refuse
 from policy_engine.wire import InterceptorError
 from policy_engine.wire.constants import CANCELLED
-from policy_engine.wire.errors import INVALID_REQUEST, REQUEST_TIMEOUT
+from policy_engine.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, REQUEST_TIMEOUT
 
 from .backend import Backend
-from .held import ClientStream
+from .held import ClientStream, Delivery
 from .reply import cancelled, error_reply, refusal_error, request_message
 from .scope import OpenRequests
 
@@ -97,23 +97,19 @@ class BackendTraffic:
         if isinstance(outcome, Refuse):
             await backend.answer(request.id, None, refusal_error(outcome.refusal))
             return
-        delivery = await self._client_stream.wait(self._open.latest, backend.spec.timeout_s)
-        if not delivery.deliverable:
-            logger.warning(
-                "backend %s: %s not delivered: %s", backend.name, method, delivery.reason
-            )
-            data = {"server": backend.name, "reason": delivery.reason}
-            error = InterceptorError(REQUEST_TIMEOUT, "Client did not answer in time", data)
-            await backend.answer(request.id, None, error_reply(error).error)
-            return
         front_id = f"gw-{next(self._front_ids)}"
         event = anyio.Event()
         box: list[JSONRPCMessage] = []
         self._awaiting[front_id] = (event, box)
         scope = anyio.CancelScope()
+        # Registered before any wait: the backend may cancel while the request is held.
         self._s2c[(backend.name, request.id)] = (front_id, scope)
         try:
             with scope:
+                delivery = await self._client_stream.wait(self._open.latest, backend.spec.timeout_s)
+                if not delivery.deliverable:
+                    await self._undelivered(backend, request, delivery)
+                    return
                 forwarded = request_message(front_id, method, outcome.payload)
                 await self._send_front(forwarded, delivery.related)
                 with anyio.move_on_after(backend.spec.timeout_s) as wait:
@@ -140,6 +136,21 @@ class BackendTraffic:
             await backend.answer(request.id, None, refusal_error(checked.refusal))
         else:
             await backend.answer(request.id, checked.payload, None)
+
+    async def _undelivered(
+        self, backend: Backend, request: JSONRPCRequest, delivery: Delivery
+    ) -> None:
+        """The backend's answer for a request no client stream could take: a timeout, or
+        at once when the session already holds its limit of them."""
+        logger.warning(
+            "backend %s: %s not delivered: %s", backend.name, request.method, delivery.reason
+        )
+        data = {"server": backend.name, "reason": delivery.reason}
+        if delivery.busy:
+            error = InterceptorError(INTERNAL_ERROR, "Too many requests held for the client", data)
+        else:
+            error = InterceptorError(REQUEST_TIMEOUT, "Client did not answer in time", data)
+        await backend.answer(request.id, None, error_reply(error).error)
 
     async def notification(self, backend: Backend, message: JSONRPCNotification) -> None:
         """A backend's notification through the chain to the client (a cancellation

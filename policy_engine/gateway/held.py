@@ -36,6 +36,8 @@ class Delivery:
     related: RequestId | None = None
     reason: str | None = None
     """Why it may not, for the backend's error."""
+    busy: bool = False
+    """Refused at once because the session holds its limit (not a client too slow)."""
 
 
 class ClientStream:
@@ -65,7 +67,9 @@ class ClientStream:
             return now
         if self.held >= self._max_held:
             return Delivery(
-                False, reason=f"the session already holds {self._max_held} for the client"
+                False,
+                reason=f"the session already holds {self._max_held} for the client",
+                busy=True,
             )
         self.held += 1
         try:

@@ -179,6 +179,18 @@ current context, so the MCP SDK (which injects the current context into the ``_m
 what it sends, from whichever task sends it) never stamps one request's span on another."""
 
 
+@contextmanager
+def detached() -> Iterator[None]:
+    """No request span: for starting a task that outlives the request it was started in
+    (a backend's reader loop opened during ``initialize``), which would otherwise parent
+    every later message's spans under that ended request."""
+    token = _current.set(None)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
 def with_traceparent(params: Any, span: Span | None) -> Any:
     """``params`` with ``_meta.traceparent`` naming ``span`` (the client's
     ``tracestate`` kept, as W3C asks of an intermediary); a copy, never the original.

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from otlp_receiver import Receiver, by_name, otlp_receiver
 
@@ -282,3 +283,27 @@ async def test_a_client_chosen_event_never_names_a_span_or_an_attribute(
     assert invoke and invoke[0].attributes["policyc.event"] == "(unknown)"
     for span in spans:
         assert "SECRET" not in span.name and "SECRET" not in repr(span.attributes)
+
+
+async def test_a_task_started_detached_does_not_inherit_the_request_span(
+    receiver: Receiver,
+) -> None:
+    """A backend's reader loop started while `initialize` is traced outlives it: chain
+    runs for what that backend sends later must not be children of the ended request."""
+    active = tracing.active()
+    assert active is not None
+    parents: dict[str, str] = {}
+
+    async def later(name: str, *, task_status: Any) -> None:
+        task_status.started()
+        run = active.chain_run("tools/list", "response", None)
+        run.end()
+        parents[name] = run.trace_id
+
+    async with anyio.create_task_group() as group:
+        with active.request("gateway initialize", {}) as request:
+            await group.start(later, "inherited")
+            with tracing.detached():
+                await group.start(later, "detached")
+    assert parents["inherited"] == request.trace_id
+    assert parents["detached"] != request.trace_id
