@@ -335,3 +335,10 @@ async def local_front_client(
         Client(streamable_http_client(url, http_client=http), **client_options) as client,
     ):
         yield client
+
+
+@asynccontextmanager
+async def within(seconds: float) -> AsyncIterator[None]:
+    """``anyio.fail_after`` for an ``async with`` line beside an async helper."""
+    with anyio.fail_after(seconds):
+        yield
