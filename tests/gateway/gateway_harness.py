@@ -342,3 +342,17 @@ async def within(seconds: float) -> AsyncIterator[None]:
     """``anyio.fail_after`` for an ``async with`` line beside an async helper."""
     with anyio.fail_after(seconds):
         yield
+
+
+def policyc_gateway(
+    *args: str, policies: Sequence[Path] | None = None, env: dict[str, str] | None = None
+) -> Any:
+    """``policyc gateway ARGS`` through the command's entry point (click's ``CliRunner``):
+    its exit code and stderr, for the refusals decided before anything is served. Never
+    for a gateway that would serve: stdio's front takes the process's own descriptors."""
+    from click.testing import CliRunner
+
+    from policy_engine.cli.main import cli
+
+    argv = ["gateway", *gateway_argv(*args, policies=policies)[3:]]
+    return CliRunner().invoke(cli, argv, env=env)
