@@ -231,7 +231,12 @@ def _reload(
 @flow_options
 @auth_options
 @rate_limit_options
-def gateway(
+def gateway(**flags: Any) -> None:
+    """Put policies in the path of MCP traffic between a client and its servers."""
+    _serve(*configure(**flags))
+
+
+def configure(
     paths: tuple[str, ...],
     backends: tuple[str, ...],
     interceptor_servers: tuple[str, ...],
@@ -272,8 +277,11 @@ def gateway(
     principal_id: str | None,
     principal_roles: tuple[str, ...],
     **auth: Any,
-) -> None:
-    """Put policies in the path of MCP traffic between a client and its servers."""
+) -> tuple[GatewayOptions, GatewayDecisionLog | None, TrafficRecorder | None]:
+    """The gateway the command line asks for: its options, with the policies compiled,
+    and its logs opened; what it cannot be exits with why (``fail``). Needs the
+    command's click context (``gateway.make_context``); the tests build in-process
+    gateways with it, the same ones ``policyc gateway`` serves."""
     options = _load_options(
         config_path,
         check,
@@ -324,7 +332,7 @@ def gateway(
     count_store_errors()
     start_metrics_listener(metrics_listen)
     start_tracing(otlp_endpoint, otel_service_name)
-    _serve(options, decisions, recorder)
+    return options, decisions, recorder
 
 
 def _load_options(config_path: str | None, check: bool, **flags: Any) -> GatewayOptions:

@@ -125,7 +125,7 @@ class SharedSession:
                 if started and reason is not None:
                     on_end(reason)
 
-        async with feed, anyio.create_task_group() as tg:
+        async with feed, front_read, anyio.create_task_group() as tg:
             tg.start_soon(serve)
             await self.session.ready.wait()
             if failure:

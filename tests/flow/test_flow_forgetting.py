@@ -23,7 +23,7 @@ from .test_flow_replicas import READ, RESULT, SECRET, WRITE, served, write_guard
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
-from gateway_harness import gateway_client
+from gateway_harness import local_client
 from server_harness import http_client, request
 
 from .test_flow_gateway import GUARD, two_backends
@@ -130,7 +130,7 @@ async def test_a_key_sent_as_a_member_name_is_refused(tmp_path: Path) -> None:
     policy.write_text(GUARD)
     log = tmp_path / "calls.jsonl"
     with anyio.fail_after(90):
-        async with gateway_client(*two_backends(log), policies=[policy]) as client:
+        async with local_client(*two_backends(log), policies=[policy]) as client:
             await client.call_tool("read_file", {"path": "/app/.env"})
             with pytest.raises(MCPError) as blocked:
                 await client.call_tool("write_query", {"sql": "select 1", SECRET: "x"})

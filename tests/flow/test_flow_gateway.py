@@ -13,7 +13,7 @@ import pytest
 from mcp import MCPError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
-from gateway_harness import gateway_client
+from gateway_harness import local_client
 
 pytestmark = pytest.mark.e2e
 
@@ -49,7 +49,7 @@ async def test_a_key_read_from_one_backend_never_reaches_the_other(tmp_path: Pat
     log = tmp_path / "calls.jsonl"
     backends = two_backends(log)
     with anyio.fail_after(90):
-        async with gateway_client(*backends, policies=[policy]) as client:
+        async with local_client(*backends, policies=[policy]) as client:
             read = await client.call_tool("read_file", {"path": "/app/.env"})
             assert not read.is_error
             assert SECRET in read.content[0].text  # a read alone is fine
@@ -93,7 +93,7 @@ async def test_scoped_flow_rules_guard_only_the_servers_they_name(tmp_path: Path
     policy.write_text(SCOPED)
     log = tmp_path / "calls.jsonl"
     with anyio.fail_after(90):
-        async with gateway_client(*two_backends(log), policies=[policy]) as client:
+        async with local_client(*two_backends(log), policies=[policy]) as client:
             await client.call_tool("read_file", {"path": "/app/.env"})
             with pytest.raises(MCPError) as blocked:
                 await client.call_tool("write_query", {"sql": f"insert '{SECRET}'"})

@@ -1,4 +1,14 @@
-"""Starting the real gateway (``policyc gateway`` in a subprocess) in front of real backends."""
+"""Starting the real gateway in front of real backends: ``policyc gateway`` in a
+subprocess, or the same gateway built from the same command line in this process.
+
+The in-process gateway (``local_client``, ``local_front_client``, ``local_http_gateway``)
+is what ``policyc gateway ARGS`` serves, less the process around it: its options come
+from the command's own parsing (``policy_engine.cli.gateway.configure``), its sessions
+are the library's ``GatewaySession`` and HTTP front; the client is the SDK's, over
+memory streams (stdio's place) or streamable HTTP on 127.0.0.1. It saves a Python
+start-up per test. What only a process shows (stdio framing and line limits,
+signals, exit codes, start-up errors) stays with the subprocess helpers.
+"""
 
 from __future__ import annotations
 
@@ -201,3 +211,148 @@ class Wire:
             if "id" in message and "method" not in message:
                 self.replies[message["id"]] = message
         return self.replies.pop(request_id)
+
+
+@asynccontextmanager
+async def local_gateway(
+    *args: str, policies: Sequence[Path] | None = None
+) -> AsyncIterator[tuple[Any, Any]]:
+    """(options, decision observer) of ``policyc gateway ARGS``, built in this process;
+    the decision log and the traffic record it opened are closed on the way out."""
+    from policy_engine.cli.gateway import configure
+    from policy_engine.cli.gateway import gateway as command
+    from policy_engine.gateway.decision_log import observers
+
+    argv = gateway_argv(*args, policies=policies)[3:]  # the command's own arguments
+    with command.make_context("gateway", argv) as context:
+        options, decisions, recorder = configure(**context.params)
+    try:
+        yield options, observers(decisions, recorder)
+    finally:
+        for opened in (decisions, recorder):
+            if opened is not None:
+                opened.close()
+
+
+@asynccontextmanager
+async def _local_stdio(options: Any, log: Any) -> AsyncIterator[Any]:
+    """The stdio front's one session (``serve_stdio``), its pipes replaced by memory
+    streams: the client's end of them, for the SDK ``Client`` as a transport."""
+    import secrets
+
+    from mcp.shared.message import SessionMessage
+
+    from policy_engine.gateway import GatewaySession, open_interception
+    from policy_engine.gateway.serve import session_options
+
+    async with open_interception(options, log) as interception:
+        inbound_send, inbound_receive = anyio.create_memory_object_stream[
+            SessionMessage | Exception
+        ](256)
+        outbound_send, outbound_receive = anyio.create_memory_object_stream[
+            SessionMessage | Exception
+        ](256)
+        session_id = f"stdio-{secrets.token_hex(8)}"
+        session = GatewaySession(
+            interception, session_options(options, interception, session_id), outbound_send
+        )
+        session.chain.principal = options.principal
+
+        async def serve() -> None:
+            async with outbound_send:  # the gateway gone: the client reads end of stream
+                await session.run(inbound_receive)
+
+        async with inbound_receive, outbound_receive, anyio.create_task_group() as tg:
+            tg.start_soon(serve)
+            try:
+                yield outbound_receive, inbound_send
+            finally:
+                await inbound_send.aclose()  # stdin's end of file: the session ends
+
+
+@asynccontextmanager
+async def local_client(
+    *args: str, policies: Sequence[Path] | None = None, **client_options: Any
+) -> AsyncIterator[Client]:
+    """``gateway_client``'s session, served by an in-process gateway."""
+    client_options.setdefault("mode", "legacy")
+    async with (
+        local_gateway(*args, policies=policies) as (options, log),
+        Client(_local_stdio(options, log), **client_options) as client,
+    ):
+        yield client
+
+
+async def _wait_for_port_async(port: int, limit: float = 30) -> None:
+    with anyio.fail_after(limit):
+        while True:
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.02)
+                continue
+            await stream.aclose()
+            return
+
+
+@asynccontextmanager
+async def local_http_gateway(
+    *args: str, policies: Sequence[Path] | None = None
+) -> AsyncIterator[str]:
+    """``http_gateway``'s front, served by an in-process gateway; yields its /mcp URL."""
+    from policy_engine.gateway import open_interception
+    from policy_engine.gateway.http import serve_http
+
+    port = free_port()
+    listen = ("--http", f"127.0.0.1:{port}")
+    async with (
+        local_gateway(*listen, *args, policies=policies) as (options, log),
+        open_interception(options, log) as interception,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(serve_http, options, interception)
+        await _wait_for_port_async(port)
+        yield f"http://127.0.0.1:{port}/mcp"
+        tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def local_front_client(
+    front: str, *args: str, policies: Sequence[Path] | None = None, **client_options: Any
+) -> AsyncIterator[Client]:
+    """``front_client``'s session, served by an in-process gateway."""
+    if front == "stdio":
+        async with local_client(*args, policies=policies, **client_options) as client:
+            yield client
+        return
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    client_options.setdefault("mode", "legacy")
+    async with (
+        local_http_gateway(*args, policies=policies) as url,
+        httpx2.AsyncClient(timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), **client_options) as client,
+    ):
+        yield client
+
+
+@asynccontextmanager
+async def within(seconds: float) -> AsyncIterator[None]:
+    """``anyio.fail_after`` for an ``async with`` line beside an async helper."""
+    with anyio.fail_after(seconds):
+        yield
+
+
+def policyc_gateway(
+    *args: str, policies: Sequence[Path] | None = None, env: dict[str, str] | None = None
+) -> Any:
+    """``policyc gateway ARGS`` through the command's entry point (click's ``CliRunner``):
+    its exit code and stderr, for the refusals decided before anything is served. Never
+    for a gateway that would serve: stdio's front takes the process's own descriptors."""
+    from click.testing import CliRunner
+
+    from policy_engine.cli.main import cli
+
+    argv = ["gateway", *gateway_argv(*args, policies=policies)[3:]]
+    return CliRunner().invoke(cli, argv, env=env)

@@ -9,38 +9,28 @@ from pathlib import Path
 
 import anyio
 import pytest
+from click.testing import CliRunner, Result
 from gateway_harness import (
     RECORDER,
     ROOT,
     TEST_POLICIES,
-    gateway_client,
     gateway_process_argv,
+    local_client,
     text_of,
 )
 
+from policy_engine.cli.main import cli
 from policy_engine.gateway import ConfigError, load_config
 
-pytestmark = pytest.mark.e2e
+# The tests that start backends or the gateway's own process carry the e2e mark.
 
 CASES = json.loads((Path(__file__).parent / "config_cases.json").read_text())
 
 
-def _check(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "policy_engine.cli.main",
-            "gateway",
-            "--config",
-            str(path),
-            "--check",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=str(ROOT),
-    )
+def _check(path: Path) -> Result:
+    """``policyc gateway --config PATH --check`` through the command's own entry point:
+    what it exits with and prints is the subject, not the process around it."""
+    return CliRunner().invoke(cli, ["gateway", "--config", str(path), "--check"])
 
 
 GOOD = f"""
@@ -65,7 +55,7 @@ def test_good_config_checks(tmp_path: Path) -> None:
     config = tmp_path / "gateway.toml"
     config.write_text(GOOD)
     done = _check(config)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     options = load_config(config)
     assert [b.name for b in options.backends] == ["rec"]
     assert options.backends[0].timeout_s == 20.0
@@ -80,16 +70,17 @@ def test_bad_config_names_file_and_line(tmp_path: Path, case: dict[str, str]) ->
         load_config(config)
     assert str(caught.value) == f"{config}:{case['line']}: error: {case['message']}"
     done = _check(config)
-    assert done.returncode == 1
+    assert done.exit_code == 1
     assert f"{config}:{case['line']}: error:" in done.stderr
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.e2e
 async def test_config_drives_the_gateway_and_logs_decisions(tmp_path: Path) -> None:
     config = tmp_path / "gateway.toml"
     config.write_text(GOOD.replace('decision_log = "-"', f'decision_log = "{tmp_path / "d.log"}"'))
     with anyio.fail_after(30):
-        async with gateway_client("--config", str(config), "--verbose", policies=[]) as client:
+        async with local_client("--config", str(config), "--verbose", policies=[]) as client:
             blocked = await client.call_tool("shell_exec", {"command": "rm-xyzzy"})
             assert blocked.is_error
             assert text_of(await client.call_tool("echo", {"text": "ok"})) == "ok"
@@ -118,6 +109,7 @@ def test_the_documented_example_loads(tmp_path: Path, monkeypatch: pytest.Monkey
     assert options.overrides["dlp-scan"].fail_open is True
 
 
+@pytest.mark.e2e
 def test_verbose_traces_to_stderr_and_never_to_stdout(tmp_path: Path) -> None:
     init = {
         "protocolVersion": "2025-11-25",

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from gateway_harness import everything, front_client, recorder, text_of
+from gateway_harness import everything, local_front_client, recorder, text_of
 
 pytestmark = pytest.mark.e2e
 
@@ -19,7 +19,7 @@ async def test_a_2026_client_is_served_by_2025_era_servers(front: str) -> None:
     """The npm reference server answers in 2025 shapes; the SDK client of 2026-07-28
     rejects a result without resultType, and a list without its cache fields."""
     with anyio.fail_after(LIMIT):
-        async with front_client(
+        async with local_front_client(
             front, "--backend", everything(), policies=[], mode="2026-07-28"
         ) as client:
             tools = await client.list_tools()
@@ -35,7 +35,7 @@ async def test_a_listen_stream_is_acknowledged_over_stdio(tmp_path: Path) -> Non
     see its own, or it waits for the acknowledgement forever."""
     with anyio.fail_after(LIMIT):
         async with (
-            front_client(
+            local_front_client(
                 "stdio",
                 "--backend",
                 recorder(tmp_path / "calls.log"),
@@ -58,7 +58,7 @@ async def test_a_2026_request_that_opted_in_gets_its_log_messages_over_http(
         logged.append(params.data)
 
     with anyio.fail_after(LIMIT):
-        async with front_client(
+        async with local_front_client(
             "http",
             "--backend",
             recorder(tmp_path / "calls.log"),
@@ -77,7 +77,7 @@ async def test_a_listen_stream_outlives_the_backend_timeout(tmp_path: Path) -> N
     backend = recorder(tmp_path / "calls.log")
     with anyio.fail_after(LIMIT):
         async with (
-            front_client(
+            local_front_client(
                 "stdio",
                 "--backend",
                 backend,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from gateway_harness import calls, everything, gateway_client, recorder, text_of
+from gateway_harness import calls, everything, local_client, recorder, text_of
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 pytestmark = pytest.mark.e2e
@@ -17,7 +17,7 @@ LIMIT = 40
 
 async def test_everything_is_transparent() -> None:
     with anyio.fail_after(LIMIT):
-        async with gateway_client("--backend", everything()) as client:
+        async with local_client("--backend", everything()) as client:
             assert client.server_info is not None
             assert "everything" in client.server_info.name
             names = {tool.name for tool in (await client.list_tools()).tools}
@@ -42,7 +42,7 @@ async def test_everything_is_transparent() -> None:
 async def test_two_backends_federated_with_a_collision(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     with anyio.fail_after(LIMIT):
-        async with gateway_client("--backend", recorder(log), "--backend", everything()) as client:
+        async with local_client("--backend", recorder(log), "--backend", everything()) as client:
             assert client.server_info is not None
             assert client.server_info.name == "policyc-gateway"
             names = [tool.name for tool in (await client.list_tools()).tools]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from gateway_harness import HERE, ROOT, SHIPPED, calls, gateway_client, recorder, text_of
+from gateway_harness import HERE, ROOT, SHIPPED, calls, local_client, recorder, text_of
 from mcp.shared.exceptions import MCPError
 
 pytestmark = pytest.mark.e2e
@@ -26,7 +26,7 @@ SERVE = [sys.executable, "-m", "policy_engine.cli.main", "serve"]
 async def test_backend_killed_mid_call_is_restarted(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     with anyio.fail_after(LIMIT):
-        async with gateway_client("--backend", recorder(log)) as client:
+        async with local_client("--backend", recorder(log)) as client:
             started = time.monotonic()
             with pytest.raises(MCPError) as caught:
                 await client.call_tool("crash", {})
@@ -40,7 +40,7 @@ async def test_backend_killed_mid_call_is_restarted(tmp_path: Path) -> None:
 
 async def test_backend_killed_with_exit_policy_stops_the_gateway(tmp_path: Path) -> None:
     with anyio.fail_after(LIMIT):
-        async with gateway_client(
+        async with local_client(
             "--backend", recorder(tmp_path / "calls.log"), "--on-backend-exit", "exit"
         ) as client:
             with pytest.raises(MCPError) as caught:
@@ -52,7 +52,7 @@ async def test_backend_killed_with_exit_policy_stops_the_gateway(tmp_path: Path)
 
 async def test_hanging_backend_times_out(tmp_path: Path) -> None:
     with anyio.fail_after(LIMIT):
-        async with gateway_client(
+        async with local_client(
             "--backend", recorder(tmp_path / "calls.log"), "--backend-timeout", "1"
         ) as client:
             started = time.monotonic()
@@ -69,7 +69,7 @@ async def test_garbage_from_the_backend_is_a_clean_error() -> None:
     with anyio.fail_after(LIMIT):
         # No list filter: the call itself goes to the backend (with one, the gateway's
         # listing before it fails first: test_gateway_hidden.py).
-        async with gateway_client(
+        async with local_client(
             "--backend", backend, "--backend-timeout", "1", policies=SHIPPED
         ) as client:
             assert client.server_info is not None and client.server_info.name == "garbage"
@@ -120,7 +120,7 @@ async def test_interceptor_server_killed(tmp_path: Path, fail_open: bool) -> Non
         )
     )
     with interceptor_server(port) as server, anyio.fail_after(LIMIT):
-        async with gateway_client(
+        async with local_client(
             "--config", str(config), "--backend", recorder(log), policies=[]
         ) as client:
             assert text_of(await client.call_tool("echo", {"text": "one"})) == "one"

@@ -20,7 +20,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from balancer import balanced_client, replicas
-from gateway_harness import HERE, ROOT, calls, front_client, http_gateway, raw_request
+from gateway_harness import HERE, ROOT, calls, local_front_client, local_http_gateway, raw_request
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from pydantic import FileUrl
@@ -87,7 +87,7 @@ async def callers(front: str, *args: str) -> AsyncIterator[tuple[Call, Call]]:
     """(a caller that lists, the attacker): one session on the session fronts; on the
     2026-07-28 front, which has no sessions, two clients of one gateway."""
     if front in ("stdio", "http"):
-        async with front_client(front, *args, policies=POLICIES) as client:
+        async with local_front_client(front, *args, policies=POLICIES) as client:
             yield _sdk(client), _sdk(client)
         return
     if front == "stateless":
@@ -95,9 +95,12 @@ async def callers(front: str, *args: str) -> AsyncIterator[tuple[Call, Call]]:
             async with balanced_client(ports) as (client, _):
                 yield _sdk(client), _sdk(client)
         return
-    with http_gateway(*args, policies=POLICIES) as url:
-        async with httpx2.AsyncClient(timeout=60) as a, httpx2.AsyncClient(timeout=60) as b:
-            yield _modern(a, url), _modern(b, url)
+    async with (
+        local_http_gateway(*args, policies=POLICIES) as url,
+        httpx2.AsyncClient(timeout=60) as a,
+        httpx2.AsyncClient(timeout=60) as b,
+    ):
+        yield _modern(a, url), _modern(b, url)
 
 
 def refusal(answer: dict[str, Any]) -> str:
@@ -255,7 +258,7 @@ async def test_roots_reach_a_backend_through_a_stateful_gateway(tmp_path: Path) 
     log = tmp_path / "calls.log"
     backend = f"fs={sys.executable} {PAGING} {log} fs-lazy {served}"
     with anyio.fail_after(LIMIT):
-        async with front_client(
+        async with local_front_client(
             "http", "--backend", backend, policies=POLICIES, list_roots_callback=_client_roots(mine)
         ) as client:
             call = _sdk(client)

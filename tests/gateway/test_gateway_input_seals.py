@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
-from gateway_harness import RECORDER, calls, free_port, http_gateway, running
+from gateway_harness import RECORDER, calls, free_port, local_http_gateway, running, within
 
 pytestmark = pytest.mark.e2e
 
@@ -68,12 +67,12 @@ async def test_a_sealed_name_answers_only_its_own_request_and_method(tmp_path: P
     log = tmp_path / "calls.log"
     port = free_port()
     backend_argv = [sys.executable, str(RECORDER), str(log), str(port)]
-    with (
-        running(backend_argv, port) as backend,
-        http_gateway("--backend", f"rec={backend}") as url,
-        anyio.fail_after(LIMIT),
-    ):
-        async with httpx2.AsyncClient(timeout=30) as http:
+    with running(backend_argv, port) as backend:
+        async with (
+            local_http_gateway("--backend", f"rec={backend}") as url,
+            within(LIMIT),
+            httpx2.AsyncClient(timeout=30) as http,
+        ):
             caller = Caller(http, url)
             sampling_name, quiz_state = asked(await caller.call_tool("quiz"))
             elicitation_name, ask_state = asked(await caller.call_tool("ask"))
@@ -102,7 +101,11 @@ async def test_a_sealed_name_answers_only_its_own_request_and_method(tmp_path: P
                 "ask", inputResponses={elicitation_name: blue}, requestState=ask_state
             )
             assert "blue" in answered["result"]["content"][0]["text"]
-            model = {"role": "assistant", "model": "m", "content": {"type": "text", "text": "4"}}
+            model = {
+                "role": "assistant",
+                "model": "m",
+                "content": {"type": "text", "text": "4"},
+            }
             noted = await caller.call_tool(
                 "quiz", inputResponses={sampling_name: model}, requestState=quiz_state
             )

@@ -13,8 +13,8 @@ import pytest
 from gateway_harness import (
     calls,
     cancel_a_slow_call,
-    front_client,
-    gateway_client,
+    local_client,
+    local_front_client,
     recorder,
     text_of,
 )
@@ -37,7 +37,7 @@ async def test_progress_is_forwarded(tmp_path: Path) -> None:
         seen.append(value)
 
     with anyio.fail_after(LIMIT):
-        async with gateway_client("--backend", recorder(tmp_path / "calls.log")) as client:
+        async with local_client("--backend", recorder(tmp_path / "calls.log")) as client:
             result = await client.call_tool("slow", {"steps": 3}, progress_callback=progress)
     assert text_of(result) == "done"
     assert seen == [1, 2, 3]
@@ -46,7 +46,7 @@ async def test_progress_is_forwarded(tmp_path: Path) -> None:
 async def test_cancelled_call_is_cancelled_on_the_backend(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     with anyio.fail_after(LIMIT):
-        async with gateway_client("--backend", recorder(log)) as client:
+        async with local_client("--backend", recorder(log)) as client:
             await cancel_a_slow_call(client)
             # The session still works, and the backend saw the cancellation.
             assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
@@ -83,7 +83,7 @@ async def test_elicitation_passes_and_is_checked(
 ) -> None:
     asked: list[str] = []
     with anyio.fail_after(LIMIT):
-        async with front_client(
+        async with local_front_client(
             front,
             "--backend",
             recorder(tmp_path / "calls.log"),
@@ -107,7 +107,7 @@ async def test_elicitation_answer_is_checked(
 ) -> None:
     asked: list[str] = []
     with anyio.fail_after(LIMIT):
-        async with front_client(
+        async with local_front_client(
             front,
             "--backend",
             recorder(tmp_path / "calls.log"),
@@ -131,7 +131,7 @@ async def test_sampling_is_checked_both_ways(
 ) -> None:
     asked: list[str] = []
     with anyio.fail_after(LIMIT):
-        async with front_client(
+        async with local_front_client(
             front,
             "--backend",
             recorder(tmp_path / "calls.log"),
@@ -154,7 +154,7 @@ async def test_two_backends_federated_on_a_2026_session(tmp_path: Path, front: s
     a, b = tmp_path / "a.log", tmp_path / "b.log"
     backends = ["--backend", recorder(a, "a"), "--backend", recorder(b, "b")]
     with anyio.fail_after(LIMIT):
-        async with front_client(front, *backends, mode="auto") as client:
+        async with local_front_client(front, *backends, mode="auto") as client:
             assert client.protocol_version == "2026-07-28"
             names = {t.name for t in (await client.list_tools()).tools}
             assert {"a__echo", "b__echo"} <= names

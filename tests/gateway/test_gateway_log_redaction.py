@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from gateway_harness import ROOT, calls, gateway_client, recorder, text_of
+from gateway_harness import ROOT, calls, local_client, recorder, text_of
 
 pytestmark = pytest.mark.e2e
 
@@ -26,7 +26,7 @@ async def test_logged_payloads_are_redacted(tmp_path: Path) -> None:
     backend_log = tmp_path / "calls.log"
     args = ("--backend", recorder(backend_log), "--decision-log", str(decisions), "--log-payloads")
     with anyio.fail_after(60):
-        async with gateway_client(*args, policies=[ROOT / "policies" / "pii.policy"]) as client:
+        async with local_client(*args, policies=[ROOT / "policies" / "pii.policy"]) as client:
             answer = text_of(await client.call_tool("echo", {"text": TEXT}))
     assert TOKEN in answer and "ada@example.com" not in answer
     assert calls(backend_log)[0]["arguments"]["text"] == f"mail [REDACTED:EMAIL] token {TOKEN}"

@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
-from gateway_harness import RECORDER, ROOT, gateway_argv, text_of
+from gateway_harness import RECORDER, ROOT, gateway_argv, policyc_gateway, text_of
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from policy_engine.gateway import ConfigError, load_config
 
-pytestmark = pytest.mark.e2e
+# The tests that start a gateway or a backend process carry the e2e mark.
 
 LIMIT = 60
 TOKEN = "GITHUB_PERSONAL_ACCESS_TOKEN"
@@ -45,24 +44,24 @@ async def token_seen(tmp_path: Path, *args: str) -> str:
     return out.read_text().strip()
 
 
+@pytest.mark.e2e
 async def test_a_backend_gets_no_host_secret_by_default(tmp_path: Path) -> None:
     assert await token_seen(tmp_path) == "token="
 
 
+@pytest.mark.e2e
 async def test_pass_env_hands_the_hosts_variable_to_stdio_backends(tmp_path: Path) -> None:
     assert await token_seen(tmp_path, "--pass-env", TOKEN) == "token=ghp_from_the_host"
 
 
+@pytest.mark.e2e
 async def test_backend_env_sets_a_variable(tmp_path: Path) -> None:
     assert await token_seen(tmp_path, "--backend-env", f"{TOKEN}=set") == "token=set"
 
 
 def test_pass_env_of_an_unset_variable_is_refused(tmp_path: Path) -> None:
-    argv = gateway_argv("--backend", "x=true", "--pass-env", "POLICYC_SURELY_UNSET")
-    done = subprocess.run(
-        [sys.executable, *argv], cwd=str(ROOT), capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode != 0
+    done = policyc_gateway("--backend", "x=true", "--pass-env", "POLICYC_SURELY_UNSET")
+    assert done.exit_code != 0
     assert "--pass-env POLICYC_SURELY_UNSET: the environment variable is not set" in done.stderr
 
 
@@ -93,12 +92,6 @@ def test_interceptor_params_reach_the_chain(tmp_path: Path) -> None:
         '[[backends]]\nname = "x"\ncommand = "true"\n\n'
         '[overrides.no-such-interceptor]\nconfig = { level = "high" }\n'
     )
-    done = subprocess.run(
-        [sys.executable, *gateway_argv("--config", str(config))],
-        cwd=str(ROOT),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode != 0
+    done = policyc_gateway("--config", str(config))
+    assert done.exit_code != 0
     assert "settings for unknown interceptor `no-such-interceptor`" in done.stderr

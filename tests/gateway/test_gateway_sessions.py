@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from gateway_harness import RECORDER, http_gateway, text_of
+from gateway_harness import RECORDER, local_http_gateway, text_of
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -56,46 +56,50 @@ async def echo_through(url: str, text: str) -> str:
 async def test_abandoned_handshakes_start_no_backends_and_expire(tmp_path: Path) -> None:
     starts, log = tmp_path / "starts", tmp_path / "calls.log"
     args = ("--backend", counting_recorder(starts, log), "--max-sessions-per-client", "4")
-    with http_gateway(*args, "--handshake-timeout", "1", policies=[]) as url:
-        async with httpx2.AsyncClient(timeout=60) as http:
-            abandoned = []
-            for _ in range(4):
-                answer = await abandon_handshake(http, url)
-                assert answer.status_code == 200
-                assert "serverInfo" in answer.text
-                abandoned.append(answer.headers["mcp-session-id"])
-            # One start taught the gateway the backend's handshake; the others cost none.
-            assert started(starts) == 1
-            refused = await abandon_handshake(http, url)
-            assert refused.status_code == 429
-            assert "too many sessions" in refused.text
-            # The abandoned sessions are closed at the handshake deadline, and a client
-            # that finishes its handshake gets in and gets its own backend.
-            text = ""
-            with anyio.fail_after(60):
-                while not text:
-                    try:
-                        text = await echo_through(url, "still served")
-                    except Exception:
-                        await anyio.sleep(0.5)
-            assert text == "still served"
-            assert started(starts) == 2
-            gone = await http.post(
-                url,
-                json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
-                headers={**HEADERS, "Mcp-Session-Id": abandoned[0]},
-            )
-            assert gone.status_code == 404
+    async with (
+        local_http_gateway(*args, "--handshake-timeout", "1", policies=[]) as url,
+        httpx2.AsyncClient(timeout=60) as http,
+    ):
+        abandoned = []
+        for _ in range(4):
+            answer = await abandon_handshake(http, url)
+            assert answer.status_code == 200
+            assert "serverInfo" in answer.text
+            abandoned.append(answer.headers["mcp-session-id"])
+        # One start taught the gateway the backend's handshake; the others cost none.
+        assert started(starts) == 1
+        refused = await abandon_handshake(http, url)
+        assert refused.status_code == 429
+        assert "too many sessions" in refused.text
+        # The abandoned sessions are closed at the handshake deadline, and a client
+        # that finishes its handshake gets in and gets its own backend.
+        text = ""
+        with anyio.fail_after(60):
+            while not text:
+                try:
+                    text = await echo_through(url, "still served")
+                except Exception:
+                    await anyio.sleep(0.5)
+        assert text == "still served"
+        assert started(starts) == 2
+        gone = await http.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+            headers={**HEADERS, "Mcp-Session-Id": abandoned[0]},
+        )
+        assert gone.status_code == 404
 
 
 async def test_a_finished_handshake_gets_the_backend_it_was_promised(tmp_path: Path) -> None:
     """By default too, handshakes a client never finishes start no backends; one it
     finishes, answered from the cache, gets its own backend, which serves its calls."""
     starts, log = tmp_path / "starts", tmp_path / "calls.log"
-    with http_gateway("--backend", counting_recorder(starts, log), policies=[]) as url:
-        async with httpx2.AsyncClient(timeout=60) as http:
-            for _ in range(3):
-                assert (await abandon_handshake(http, url)).status_code == 200
+    async with (
+        local_http_gateway("--backend", counting_recorder(starts, log), policies=[]) as url,
+        httpx2.AsyncClient(timeout=60) as http,
+    ):
+        for _ in range(3):
+            assert (await abandon_handshake(http, url)).status_code == 200
         assert started(starts) == 1
         assert await echo_through(url, "first") == "first"
         assert await echo_through(url, "second") == "second"

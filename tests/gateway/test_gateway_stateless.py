@@ -3,8 +3,6 @@ answered by whichever replica gets it, and what needs a session refused in words
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,11 +14,10 @@ import pytest
 from balancer import FLOW_KEY, balanced_client, replicas
 from gateway_harness import (
     RECORDER,
-    ROOT,
     calls,
     cancel_a_slow_call,
     free_port,
-    gateway_argv,
+    policyc_gateway,
     raw_request,
     recorder,
     running,
@@ -28,11 +25,12 @@ from gateway_harness import (
 )
 from mcp.shared.exceptions import MCPError
 
-pytestmark = pytest.mark.e2e
+# The tests that start gateway replicas or redis carry the e2e mark.
 
 LIMIT = 60
 
 
+@pytest.mark.e2e
 async def test_replicas_block_redact_and_filter(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     seen: list[float] = []
@@ -64,6 +62,7 @@ async def test_replicas_block_redact_and_filter(tmp_path: Path) -> None:
     assert [c["tool"] for c in calls(log)] == ["lookup_user", "slow"]
 
 
+@pytest.mark.e2e
 async def test_2026_input_responses_are_checked_on_another_replica(tmp_path: Path) -> None:
     """The retried request lands on the replica that did not see the input request: the
     sealed input-request name tells it which event the answer runs under. Both replicas
@@ -97,6 +96,7 @@ async def test_2026_input_responses_are_checked_on_another_replica(tmp_path: Pat
     assert [c["tool"] for c in calls(log)] == ["ask", "ask", "ask"]
 
 
+@pytest.mark.e2e
 async def test_a_cancelled_call_is_cancelled_on_the_backend(tmp_path: Path) -> None:
     """On the replica that serves the call, `notifications/cancelled` reaches the backend
     and ends the call's POST (it is owed no answer)."""
@@ -109,6 +109,7 @@ async def test_a_cancelled_call_is_cancelled_on_the_backend(tmp_path: Path) -> N
                 await anyio.sleep(0.1)
 
 
+@pytest.mark.e2e
 async def test_what_needs_a_session_is_refused(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     asked: list[str] = []
@@ -182,7 +183,7 @@ def test_stateless_refuses_what_cannot_work(
         config = tmp_path / "gateway.toml"
         config.write_text(extra[1])
         extra = ["--config", str(config)]
-    argv = gateway_argv(
+    done = policyc_gateway(
         "--http",
         "127.0.0.1:0",
         "--stateless",
@@ -190,15 +191,8 @@ def test_stateless_refuses_what_cannot_work(
         recorder(tmp_path / "c"),
         *extra,
         policies=[policy],
+        env=env,
     )
-    done = subprocess.run(
-        [sys.executable, *argv],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 2
+    assert done.exit_code == 2
     assert says in done.stderr
     assert "Traceback" not in done.stderr

@@ -97,14 +97,14 @@ def test_an_existing_record_file_is_narrowed_to_owner_only(tmp_path: Path) -> No
 
 def test_the_gateway_records_chain_runs_for_replay(tmp_path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
-    from gateway_harness import gateway_client, recorder
+    from gateway_harness import local_client, recorder
 
     record = tmp_path / "gateway.jsonl"
     log = tmp_path / "backend.jsonl"
 
     async def drive() -> None:
         with anyio.fail_after(90):
-            async with gateway_client(
+            async with local_client(
                 "--backend", recorder(log), "--record", str(record), policies=[SETS / "base"]
             ) as client:
                 await client.call_tool("echo", {"text": "mail carol@example.com"})

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import fastmcp
 import pytest
-from gateway_harness import RECORDER, calls, gateway_client, recorder, text_of
+from gateway_harness import RECORDER, calls, local_client, recorder, text_of
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -67,7 +67,7 @@ async def test_fastmcp_own_client_is_refused_too() -> None:
 
 async def test_the_gateway_refuses_a_hidden_tool_nobody_listed(tmp_path: Path) -> None:
     with anyio.fail_after(90):
-        async with gateway_client("--backend", recorder(tmp_path / "calls.log")) as client:
+        async with local_client("--backend", recorder(tmp_path / "calls.log")) as client:
             with pytest.raises(MCPError) as caught:
                 await client.call_tool("internal_debug", {})
             passed = await client.call_tool("echo", {"text": "still works"})

@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
-from gateway_harness import free_port, front_client, raw_request, recorder, running
+from gateway_harness import free_port, local_front_client, raw_request, recorder, running
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -79,7 +79,7 @@ async def front(name: str, tmp_path: Path) -> AsyncIterator[Client]:
     else:
         backend = recorder(tmp_path / "calls.log")
         args = ("--backend", backend, "--expose-interceptors")
-        async with front_client(transport, *args, policies=POLICIES) as client:
+        async with local_front_client(transport, *args, policies=POLICIES) as client:
             yield client
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from gateway_harness import RECORDER, gateway_client, recorder, text_of
+from gateway_harness import RECORDER, local_client, recorder, text_of
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -39,7 +39,7 @@ def _interceptors(data: Any) -> list[str]:
 async def host(kind: str, tmp: Path) -> AsyncIterator[Call]:
     log = tmp / "calls.log"
     if kind == "gateway":
-        async with gateway_client("--backend", recorder(log), policies=POLICY_FILES) as client:
+        async with local_client("--backend", recorder(log), policies=POLICY_FILES) as client:
             yield client.call_tool
     elif kind in ("middleware", "fastmcp"):
         script = "policy_server.py" if kind == "middleware" else "fastmcp_server.py"

@@ -4,8 +4,6 @@ sharing one real Redis: N+1 concurrent calls give exactly one refusal, per clien
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,9 +16,9 @@ from .conftest import RedisServer
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
 from balancer import FLOW_KEY, balanced_client, replicas
 from flow.test_flow_gateway import calls, two_backends
-from gateway_harness import RECORDER, ROOT, free_port, gateway_argv, gateway_client
+from gateway_harness import RECORDER, free_port, local_client, policyc_gateway
 
-pytestmark = pytest.mark.e2e
+# The tests that start gateway replicas or redis carry the e2e mark.
 
 LIMIT = 6
 QUOTA = f"""\
@@ -32,6 +30,7 @@ validator quota {{
 MARKER = "payload-marker-never-echoed"
 
 
+@pytest.mark.e2e
 async def test_n_plus_one_calls_over_two_replicas_give_exactly_one_refusal_per_client(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -79,23 +78,17 @@ def test_stateless_replicas_with_limits_and_no_shared_store_refuse_to_start(
 ) -> None:
     policy = tmp_path / "quota.policy"
     policy.write_text(QUOTA)
-    argv = gateway_argv(
+    done = policyc_gateway(
         *("--http", f"127.0.0.1:{free_port()}", "--stateless", "--flow-key-env", "FLOW_KEY"),
         *two_backends(tmp_path / "calls.jsonl"),
         policies=[policy],
+        env={"FLOW_KEY": FLOW_KEY},
     )
-    done = subprocess.run(
-        [sys.executable, *argv],
-        cwd=str(ROOT),
-        env={**os.environ, "FLOW_KEY": FLOW_KEY},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 2
+    assert done.exit_code == 2
     assert "--stateless with rate limits needs --flow-store" in done.stderr
 
 
+@pytest.mark.e2e
 async def test_redis_killed_mid_window_fails_closed_through_the_gateway_then_recovers(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -158,7 +151,7 @@ async def test_the_config_files_limits_table_bounds_the_counters_and_a_flag_wins
         "[limits]\nmax_keys = 1\ntimeout_s = 5\n"
     )
     with anyio.fail_after(60):
-        async with gateway_client("--config", str(config), *flag, policies=[]) as client:
+        async with local_client("--config", str(config), *flag, policies=[]) as client:
             assert not (await client.call_tool("echo", {"text": "first"})).is_error
             if second_passes:
                 assert not (await client.call_tool("echo", {"text": "second"})).is_error
