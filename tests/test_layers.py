@@ -46,6 +46,7 @@ ALLOWED: dict[str, set[str]] = {
         "interception",
         "server",
         "flow",
+        "limits",
         "observability",
         "__init__",
     },

@@ -9,7 +9,7 @@ import click
 
 from ..compiler.flows import FlowRuntime
 from ..compiler.rate_limits import RateLimitRuntime
-from ..limits import LimitBounds, LimitStoreError, MemoryLimitStore
+from ..limits import MIN_KEYS, TIMEOUT_RANGE_S, LimitBounds, LimitStoreError, MemoryLimitStore
 from .inputs import fail
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -19,7 +19,7 @@ _DEFAULTS = LimitBounds()
 def rate_limit_options(command: F) -> F:
     command = click.option(
         "--limit-timeout",
-        type=click.FloatRange(0.01, 30),
+        type=click.FloatRange(*TIMEOUT_RANGE_S),
         default=_DEFAULTS.timeout_s,
         show_default=True,
         help="Seconds one rate-limit store round trip may take; slower fails closed "
@@ -27,7 +27,7 @@ def rate_limit_options(command: F) -> F:
     )(command)
     return click.option(
         "--limit-max-keys",
-        type=click.IntRange(1),
+        type=click.IntRange(MIN_KEYS),
         default=_DEFAULTS.max_keys,
         show_default=True,
         help="Live rate-limit counters per rule; a request needing a new one past this is "

@@ -53,10 +53,6 @@ class PatternRewrite:
     matcher: TextMatcher
     make: Callable[[str, str], str]
 
-    def table(self, values: Iterable[Any]) -> HitTable:
-        texts = strings_in(values)
-        return dict(zip(texts, self.matcher.hits_many(texts), strict=True))
-
     def scan(self, values: Iterable[Any]) -> Scan:
         """The hits of every string under ``values``, from one walk of each value
         (kept for `apply`) and one scan of their distinct strings."""

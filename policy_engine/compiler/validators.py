@@ -109,9 +109,6 @@ class CompiledCheck:
     condition: ConditionFn
     message: MessageTemplate
 
-    def fire(self, ctx: EvalContext) -> Location | None:
-        return self.condition(ctx)
-
 
 def compile_check(lowered: ast.CheckRule, ref: RuleRef, env: CompileEnv) -> CompiledCheck:
     """A core check rule (sugar was lowered by the pipeline's desugar stage)."""
@@ -137,8 +134,7 @@ def run_validator(
     for check in checks:
         if trace is not None:
             trace.evaluated.append(check.ref)
-        # `check.fire`, without the method call: a set may hold a thousand checks.
-        location = check.condition(ctx)
+        location = check.condition(ctx)  # a Location where it fired, else None
         if location is None:
             continue
         path = format_location(location) if location else None

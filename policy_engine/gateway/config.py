@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from policy_engine.chain import ServerSpec
+from policy_engine.limits import MIN_KEYS, TIMEOUT_RANGE_S
 from policy_engine.server.oauth import ClaimMapping, OAuthSettings, local_principal
 from policy_engine.server.resource_server import metadata_url
 from policy_engine.wire import InterceptorOverrides, Principal
@@ -73,8 +74,8 @@ _FLOW: dict[str, type | tuple[type, ...]] = {
     "max_values": int,
 }
 _LIMITS: dict[str, tuple[type | tuple[type, ...], float, float]] = {
-    "max_keys": (int, 1, float("inf")),
-    "timeout_s": ((int, float), 0.01, 30),
+    "max_keys": (int, MIN_KEYS, float("inf")),
+    "timeout_s": ((int, float), *TIMEOUT_RANGE_S),
 }
 _BACKEND = {
     "name",

@@ -129,6 +129,17 @@ class ChainRun:
     decision-log line can be joined to its trace."""
 
 
+def _decided_by_policy(result: ChainExecutionResult) -> bool:
+    """A validator's verdict is the policy's; a timeout, a failed mutation or a validator
+    that crashed (failing closed) is the host failing to decide."""
+    if result.status != "validation_failed":
+        return False
+    at = result.aborted_at
+    if at is None:
+        return True
+    return not any(e.interceptor == at.interceptor and e.error for e in result.results)
+
+
 class Interception:
     """The chain and the rules for running it on MCP messages, shared by every connection."""
 
@@ -241,8 +252,7 @@ class Interception:
         error = chain_error(result)
         if error is None:  # pragma: no cover - only failed results are refused
             raise ValueError("refusal of a successful chain")
-        # A validator's verdict is the policy's; a timeout or a failed mutation is not.
-        refusal = Refusal.of(error, blocked_by_policy=result.status == "validation_failed")
+        refusal = Refusal.of(error, blocked_by_policy=_decided_by_policy(result))
         return replace(self.refuse_with(event, refusal), run=result)
 
     def record_refusal(

@@ -25,7 +25,6 @@ from typing import Any
 import lark
 from lark import Lark, Token
 from lark.grammar import Rule
-from lark.lark import _LOAD_ALLOWED_OPTIONS
 from lark.lexer import TerminalDef
 
 TABLES_FILE = "parser_tables.bin"
@@ -54,15 +53,20 @@ def load(grammar: str, start: str, callbacks: Callbacks) -> Lark:
     """The parser from the shipped tables when they were built from this grammar, else built."""
     entry = _shipped().get(start)
     if entry is not None and entry[0] == table_key(grammar, start):
-        loaded: Lark = Lark.__new__(Lark)._load(
-            entry[1], lexer_callbacks=dict(callbacks), propagate_positions=True
-        )
+        try:  # `_load` is lark's own, not public: a lark that changed it builds instead
+            loaded: Lark = Lark.__new__(Lark)._load(
+                entry[1], lexer_callbacks=dict(callbacks), propagate_positions=True
+            )
+        except Exception:
+            return build(grammar, start, callbacks)
         return loaded
     return build(grammar, start, callbacks)
 
 
 def serialize(grammar: str, starts: tuple[str, ...]) -> bytes:
     """The tables file for these start symbols (``scripts/gen_parser_tables.py``)."""
+    from lark.lark import _LOAD_ALLOWED_OPTIONS  # private: needed only to write the file
+
     tables: dict[str, tuple[str, dict[str, Any]]] = {}
     for start in starts:
         parser = build(grammar, start, {}, cache=False)

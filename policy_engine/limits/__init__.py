@@ -9,9 +9,20 @@ library (and the optional `redis` client).
 
 from .gcra import Outcome, gcra
 from .memory import MemoryLimitStore
-from .store import Charge, LimitBounds, LimitStore, LimitStoreError, Verdict, on_error
+from .store import (
+    MIN_KEYS,
+    TIMEOUT_RANGE_S,
+    Charge,
+    LimitBounds,
+    LimitStore,
+    LimitStoreError,
+    Verdict,
+    on_error,
+)
 
 __all__ = [
+    "MIN_KEYS",
+    "TIMEOUT_RANGE_S",
     "Charge",
     "LimitBounds",
     "LimitStore",

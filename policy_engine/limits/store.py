@@ -32,13 +32,20 @@ def failed(kind: str, operation: str, message: str) -> LimitStoreError:
 
 @dataclass(frozen=True)
 class LimitBounds:
-    """Bounds on counter state; each has a CLI option (docs/language.md, "Rate limits")."""
+    """Bounds on counter state; each has a CLI option (docs/language.md, "Rate limits")
+    and a gateway config key, both held to the ranges below."""
 
     max_keys: int = 100_000
     """Live counters per rule. A request that needs a new one past this is refused (the
     store reports itself full); a live counter is never dropped to make room."""
     timeout_s: float = 0.5
     """How long one store round trip may take before the limit fails closed."""
+
+
+MIN_KEYS = 1
+TIMEOUT_RANGE_S = (0.01, 30.0)
+"""What ``--limit-timeout`` and ``[limits] timeout_s`` accept: a round trip slower than
+30 s is an outage, faster than 10 ms no store answers."""
 
 
 @dataclass(frozen=True)

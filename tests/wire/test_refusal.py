@@ -19,6 +19,7 @@ from policy_engine.interception import Interception, InterceptionSession, Refuse
 from policy_engine.wire import (
     AbortedAt,
     ChainExecutionResult,
+    ChainResultEntry,
     InterceptorError,
     Refusal,
     ValidationSummary,
@@ -140,12 +141,20 @@ async def test_a_refusal_never_echoes_the_payload(tmp_path: Path, style: str) ->
         assert "ann.secret" not in json.dumps(form)
 
 
-def _failed(status: str, aborted: AbortedAt) -> ChainExecutionResult:
+def _failed(status: str, aborted: AbortedAt, crashed: bool = False) -> ChainExecutionResult:
+    entry = ChainResultEntry(
+        interceptor=aborted.interceptor,
+        type="validation",
+        phase="request",
+        severity="error",
+        error="RuntimeError" if crashed else None,
+        valid=None if crashed else False,
+    )
     return ChainExecutionResult(
         status=status,  # type: ignore[arg-type]
         event="tools/call",
         phase="request",
-        results=[],
+        results=[entry],
         validation_summary=ValidationSummary(),
         total_duration_ms=1.0,
         aborted_at=aborted,
@@ -153,21 +162,23 @@ def _failed(status: str, aborted: AbortedAt) -> ChainExecutionResult:
 
 
 @pytest.mark.parametrize(
-    ("status", "aborted", "blocked"),
+    ("status", "aborted", "crashed", "blocked"),
     [
-        ("validation_failed", AbortedAt(interceptor="g", reason="no", type="validation"), True),
-        ("timeout", AbortedAt(interceptor="g", reason="slow", type="timeout", timeout_ms=5), False),
-        ("mutation_failed", AbortedAt(interceptor="m", reason="boom", type="mutation"), False),
+        ("validation_failed", AbortedAt(interceptor="g", reason="no", type="validation"), 0, 1),
+        ("validation_failed", AbortedAt(interceptor="g", reason="boom", type="validation"), 1, 0),
+        ("timeout", AbortedAt(interceptor="g", reason="slow", type="timeout", timeout_ms=5), 0, 0),
+        ("mutation_failed", AbortedAt(interceptor="m", reason="boom", type="mutation"), 0, 0),
     ],
 )
 async def test_only_a_validators_verdict_is_blocked_by_policy(
-    tmp_path: Path, status: str, aborted: AbortedAt, blocked: bool
+    tmp_path: Path, status: str, aborted: AbortedAt, crashed: int, blocked: int
 ) -> None:
-    """A timeout or a failed mutation is the host's failure to decide, not a block: a
-    gateway merging lists leaves that backend out instead of refusing the whole list."""
+    """A timeout, a failed mutation or a validator that crashed (failing closed) is the
+    host's failure to decide, not a block: a gateway merging lists leaves that backend
+    out instead of refusing the whole list."""
     source = tmp_path / "p.policy"
     source.write_text(POLICY)
     async with InterceptorChain.connect(local=[compile_policies([source])]) as chain:
-        refuse = Interception(chain).refusal("tools/call", _failed(status, aborted))
-    assert refuse.refusal.blocked_by_policy is blocked
+        refuse = Interception(chain).refusal("tools/call", _failed(status, aborted, bool(crashed)))
+    assert refuse.refusal.blocked_by_policy is bool(blocked)
     assert refuse.run is not None and refuse.run.status == status
