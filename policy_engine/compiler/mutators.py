@@ -547,9 +547,10 @@ def run_mutator(
         info = {"changes": info_rules}
         if info_patterns:
             info["patterns"] = info_patterns
-    return MutationResult(
+    # Our own, typed values: built without validation (`WireModel.trusted`).
+    return MutationResult.trusted(
         interceptor=name,
-        phase=ctx.phase,  # type: ignore[arg-type]
+        phase=ctx.phase,
         duration_ms=elapsed_ms(started),
         modified=modified,
         payload=ctx.payload,
