@@ -209,8 +209,9 @@ class _Run:
             outcomes[index] = await self._invoke(entry, self.payload)
 
         if all(entry.route.in_process for entry in validators):
+            payload = self.payload
             for index, entry in enumerate(validators):
-                await one(index, entry)
+                outcomes[index] = await self._invoke(entry, payload)
         else:
             async with anyio.create_task_group() as tg:
                 for index, entry in enumerate(validators):
@@ -240,11 +241,19 @@ class _Run:
 
     # one invocation
 
-    async def _invoke(self, entry: ChainEntry, payload: object) -> _Outcome:
-        """Run one interceptor under its own timeout; never raises for its failures."""
+    def _invoke(self, entry: ChainEntry, payload: object) -> Awaitable[_Outcome]:
+        """Run one interceptor under its own timeout; never raises for its failures.
+
+        Not a coroutine itself: without a span it hands back `_invoke_in`'s, one
+        coroutine fewer an invoke."""
         if self.span is None:
-            return await self._invoke_in(entry, payload, self.params.context)
-        span = self.span.child(f"interceptor {entry.name}", {})
+            return self._invoke_in(entry, payload, self.params.context)
+        return self._invoke_traced(self.span, entry, payload)
+
+    async def _invoke_traced(
+        self, run_span: TraceSpan, entry: ChainEntry, payload: object
+    ) -> _Outcome:
+        span = run_span.child(f"interceptor {entry.name}", {})
         try:
             context = self.params.context
             ids = {"trace_id": span.trace_id, "span_id": span.span_id}
