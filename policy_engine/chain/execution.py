@@ -58,7 +58,7 @@ _STATUS: dict[AbortKind, ChainStatus] = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class _Outcome:
     """What one invocation produced: a result, or why there is none."""
 
