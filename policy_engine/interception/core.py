@@ -194,9 +194,7 @@ class Interception:
             parent = from_meta(meta)
             trace_id = parent.trace_id if parent is not None else None
             span_id = parent.span_id if parent is not None else None
-        # Built without validation: a validated `Principal`, W3C ids parsed by
-        # `tracecontext`, the transport's session id and our own server name and clock.
-        context = InvocationContext.trusted(
+        context = InvocationContext(
             principal=principal,
             trace_id=trace_id,
             span_id=span_id,
