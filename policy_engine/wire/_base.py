@@ -7,7 +7,6 @@ the conformance fixtures require.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, Self
 
 from pydantic import (
@@ -52,8 +51,17 @@ class WireModel(BaseModel):
         a dump is identical) and the same set fields. A name that is not a
         field, or a required field left out, is a bug, refused here.
         """
-        make = _MAKERS.get(cls) or _maker(cls)
-        instance: Self = make(cls, fields)
+        layout = _layout(cls)
+        given = fields.keys()
+        if not layout.required <= given <= layout.names:
+            wrong = sorted((given - layout.names) | (layout.required - given))
+            raise TypeError(f"{cls.__name__}.trusted: unknown or missing {', '.join(wrong)}")
+        values = {name: fields.get(name, default) for name, default in layout.defaults}
+        instance = cls.__new__(cls)
+        _set(instance, "__dict__", values)
+        _set(instance, "__pydantic_fields_set__", set(fields))
+        _set(instance, "__pydantic_extra__", {})
+        _set(instance, "__pydantic_private__", None)
         return instance
 
     def to_wire(self) -> dict[str, Any]:
@@ -61,50 +69,39 @@ class WireModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-# What `WireModel.trusted` calls per model class: (class, fields) -> instance.
-_Maker = Callable[[type[BaseModel], dict[str, Any]], Any]
-_MAKERS: dict[type[BaseModel], _Maker] = {}
+_set = object.__setattr__
 
 
-def _maker(model: type[BaseModel]) -> _Maker:
-    """``model``'s trusted constructor, generated once (as `dataclasses` does): one
-    dict display in declaration order, each optional field's default bound in.
+class _Layout:
+    """A model's field names and defaults, in declaration order, read once per class."""
 
-    A loop over the fields costs more than the validation it replaces saves.
-    """
-    namespace: dict[str, Any] = {
-        "_set": object.__setattr__,
-        "_new": object.__new__,
-        "_names": frozenset(model.model_fields),
-        "_required": frozenset(n for n, f in model.model_fields.items() if f.is_required()),
-    }
-    items = []
-    for index, (name, info) in enumerate(model.model_fields.items()):
-        if not name.isidentifier():  # never for our models; refuse rather than exec it
-            raise TypeError(f"{model.__name__}: field {name!r} is not an identifier")
-        if info.is_required():
-            items.append(f"{name!r}: fields[{name!r}]")
-        elif info.default_factory is not None:
-            raise TypeError(f"{model.__name__}.{name}: trusted() keeps no default factory")
-        else:
-            namespace[f"_default{index}"] = info.default
-            items.append(f"{name!r}: fields.get({name!r}, _default{index})")
-    source = f"""def make(cls, fields):
-    given = fields.keys()
-    if not _required <= given <= _names:
-        wrong = sorted((given - _names) | (_required - given))
-        raise TypeError(f"{{cls.__name__}}.trusted: unknown or missing {{', '.join(wrong)}}")
-    instance = _new(cls)
-    _set(instance, "__dict__", {{{", ".join(items)}}})
-    _set(instance, "__pydantic_fields_set__", set(fields))
-    _set(instance, "__pydantic_extra__", {{}})
-    _set(instance, "__pydantic_private__", None)
-    return instance
-"""
-    exec(source, namespace)  # field names checked above; defaults bound by name
-    make: _Maker = namespace["make"]
-    _MAKERS[model] = make
-    return make
+    __slots__ = ("defaults", "names", "required")
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        defaults: list[tuple[str, Any]] = []
+        required: list[str] = []
+        for name, info in model.model_fields.items():
+            default: Any = None  # never read: a required field is always given
+            if info.is_required():
+                required.append(name)
+            elif info.default_factory is not None:
+                raise TypeError(f"{model.__name__}.{name}: trusted() keeps no default factory")
+            else:
+                default = info.default
+            defaults.append((name, default))
+        self.defaults = tuple(defaults)
+        self.names = frozenset(name for name, _ in defaults)
+        self.required = frozenset(required)
+
+
+_LAYOUTS: dict[type[BaseModel], _Layout] = {}
+
+
+def _layout(model: type[BaseModel]) -> _Layout:
+    layout = _LAYOUTS.get(model)
+    if layout is None:
+        layout = _LAYOUTS[model] = _Layout(model)
+    return layout
 
 
 def keep_required_nulls(
