@@ -28,7 +28,6 @@ from policy_engine.wire import (
     AbortedAt,
     ChainExecutionParams,
     ChainExecutionResult,
-    ChainResultEntry,
     ChainStatus,
     InterceptorError,
     InvocationContext,
@@ -39,7 +38,6 @@ from policy_engine.wire import (
     Severity,
     Side,
     ValidationResult,
-    ValidationSummary,
 )
 from policy_engine.wire.errors import TIMEOUT
 from policy_engine.wire.tracecontext import rule_codes
@@ -166,7 +164,7 @@ class _Run:
         self.span = span
         self.default_timeout_ms = default_timeout_ms
         self.payload = params.payload
-        self.results: list[ChainResultEntry] = []
+        self.results: list[dict[str, Any]] = []  # ChainResultEntry fields
         self.counts: dict[Severity, int] = {"error": 0, "warn": 0, "info": 0}
         self.aborted: AbortedAt | None = None
         self.status: ChainStatus = "success"
@@ -418,40 +416,40 @@ class _Run:
         if self.aborted is not None:
             return
         self.status = _STATUS[kind]
-        # Validated: a timeout's limit may be a remote peer's (its error's `timeoutMs`).
         self.aborted = AbortedAt(interceptor=name, reason=reason, type=kind, timeout_ms=timeout_ms)
 
-    def _entry(self, outcome: _Outcome, **fields: Any) -> ChainResultEntry:
-        """One interceptor's `ChainResultEntry`, of values already typed: the
-        chain's own, and a result validated where it came in (a remote peer's
-        at its client, an in-process one built by our own code)."""
+    def _entry(self, outcome: _Outcome, **fields: Any) -> dict[str, Any]:
+        """A `ChainResultEntry`'s fields: `result` validates them all in one call,
+        quicker than a model per entry."""
         entry = outcome.entry
-        return ChainResultEntry.trusted(
-            interceptor=entry.name,
-            type=entry.type,
-            phase=self.params.phase,
-            mode="audit" if entry.mode == "audit" else None,
-            duration_ms=outcome.duration_ms,
+        return {
+            "interceptor": entry.name,
+            "type": entry.type,
+            "phase": self.params.phase,
+            "mode": "audit" if entry.mode == "audit" else None,
+            "duration_ms": outcome.duration_ms,
             **fields,
-        )
+        }
 
-    def _cancelled(self, entry: ChainEntry, reason: str) -> ChainResultEntry:
+    def _cancelled(self, entry: ChainEntry, reason: str) -> dict[str, Any]:
         return self._entry(_Outcome(entry), error=f"cancelled: {reason}")
 
     def result(self, elapsed_s: float) -> ChainExecutionResult:
-        """The run's result, built without validation: every value is typed already."""
-        counts = self.counts
-        return ChainExecutionResult.trusted(
-            status=self.status,
-            event=self.params.event,
-            phase=self.params.phase,
-            results=self.results,
-            final_payload=self.payload if self.status == "success" else None,
-            validation_summary=ValidationSummary.trusted(
-                errors=counts["error"], warnings=counts["warn"], infos=counts["info"]
-            ),
-            total_duration_ms=_ms(elapsed_s),
-            aborted_at=self.aborted,
+        return ChainExecutionResult.model_validate(
+            {
+                "status": self.status,
+                "event": self.params.event,
+                "phase": self.params.phase,
+                "results": self.results,
+                "final_payload": self.payload if self.status == "success" else None,
+                "validation_summary": {
+                    "errors": self.counts["error"],
+                    "warnings": self.counts["warn"],
+                    "infos": self.counts["info"],
+                },
+                "total_duration_ms": _ms(elapsed_s),
+                "aborted_at": self.aborted,
+            }
         )
 
 

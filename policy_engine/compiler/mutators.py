@@ -547,10 +547,9 @@ def run_mutator(
         info = {"changes": info_rules}
         if info_patterns:
             info["patterns"] = info_patterns
-    # Our own, typed values: built without validation (`WireModel.trusted`).
-    return MutationResult.trusted(
+    return MutationResult(
         interceptor=name,
-        phase=ctx.phase,
+        phase=ctx.phase,  # type: ignore[arg-type]
         duration_ms=elapsed_ms(started),
         modified=modified,
         payload=ctx.payload,

@@ -155,7 +155,7 @@ def run_validator(
             if "value" in template.keys:
                 values["value"] = _value_at(ctx.payload, location)
             text = template.render(values)
-        messages.append(ValidationMessage.trusted(path=path, message=text, severity=check.severity))
+        messages.append(ValidationMessage(path=path, message=text, severity=check.severity))
         fired.append(
             {"rule": check.ref.code, "source": check.ref.source, "message": template.written}
         )
@@ -163,10 +163,9 @@ def run_validator(
             highest = check.severity
         if trace is not None:
             trace.events.append(RuleEvent(check.ref, path, text, check.severity))
-    # Our own, typed values: built without validation (`WireModel.trusted`).
-    return ValidationResult.trusted(
+    return ValidationResult(
         interceptor=name,
-        phase=ctx.phase,
+        phase=ctx.phase,  # type: ignore[arg-type]
         duration_ms=elapsed_ms(started),
         valid=highest != "error",
         severity=highest,

@@ -7,7 +7,7 @@ the conformance fixtures require.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Self
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -39,69 +39,9 @@ class WireModel(BaseModel):
         extra="allow",
     )
 
-    @classmethod
-    def trusted(cls, **fields: Any) -> Self:
-        """An instance of fields our own code built and typed, set without validation.
-
-        Only for values that never came from a peer or a user (an in-process
-        interceptor's result, the chain's own summary): what crosses a trust
-        boundary is validated (`model_validate`). Building a result model the
-        validating way costs a few microseconds, several times a chain run;
-        this sets the same ``__dict__`` (every field, in declaration order, so
-        a dump is identical) and the same set fields. A name that is not a
-        field, or a required field left out, is a bug, refused here.
-        """
-        layout = _layout(cls)
-        given = fields.keys()
-        if not layout.required <= given <= layout.names:
-            wrong = sorted((given - layout.names) | (layout.required - given))
-            raise TypeError(f"{cls.__name__}.trusted: unknown or missing {', '.join(wrong)}")
-        values = {name: fields.get(name, default) for name, default in layout.defaults}
-        instance = cls.__new__(cls)
-        _set(instance, "__dict__", values)
-        _set(instance, "__pydantic_fields_set__", set(fields))
-        _set(instance, "__pydantic_extra__", {})
-        _set(instance, "__pydantic_private__", None)
-        return instance
-
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready dict for this object, with unset optionals left out."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-_set = object.__setattr__
-
-
-class _Layout:
-    """A model's field names and defaults, in declaration order, read once per class."""
-
-    __slots__ = ("defaults", "names", "required")
-
-    def __init__(self, model: type[BaseModel]) -> None:
-        defaults: list[tuple[str, Any]] = []
-        required: list[str] = []
-        for name, info in model.model_fields.items():
-            default: Any = None  # never read: a required field is always given
-            if info.is_required():
-                required.append(name)
-            elif info.default_factory is not None:
-                raise TypeError(f"{model.__name__}.{name}: trusted() keeps no default factory")
-            else:
-                default = info.default
-            defaults.append((name, default))
-        self.defaults = tuple(defaults)
-        self.names = frozenset(name for name, _ in defaults)
-        self.required = frozenset(required)
-
-
-_LAYOUTS: dict[type[BaseModel], _Layout] = {}
-
-
-def _layout(model: type[BaseModel]) -> _Layout:
-    layout = _LAYOUTS.get(model)
-    if layout is None:
-        layout = _LAYOUTS[model] = _Layout(model)
-    return layout
 
 
 def keep_required_nulls(
