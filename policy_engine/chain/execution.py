@@ -308,12 +308,11 @@ class _Run:
                 self.state,
             )
         else:
-            # Every field is typed already: the descriptor's name was validated at
-            # discovery, the event and phase with the chain's params, the limit
-            # with the overrides or the chain's default, the context with the params.
+            # Validated construction: pydantic-core checks these already-valid
+            # values faster than `model_construct` (or a hand-built model) sets them.
             call = route.provider.invoke
             args = (
-                InvokeParams.trusted(
+                InvokeParams(
                     name=entry.name,
                     event=params.event,
                     phase=params.phase,
@@ -435,6 +434,13 @@ class _Run:
         return self._entry(_Outcome(entry), error=f"cancelled: {reason}")
 
     def result(self, elapsed_s: float) -> ChainExecutionResult:
+        """The run's result, validated in one pydantic-core call.
+
+        Measured (callgrind, 1 KB chain run): building these models without
+        validation in Python, by `model_construct` or by setting ``__dict__``
+        from a generated constructor, costs more instructions than the
+        validation it skips (about 210K against 140K for six entries).
+        """
         return ChainExecutionResult.model_validate(
             {
                 "status": self.status,
