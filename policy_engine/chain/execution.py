@@ -56,7 +56,7 @@ _STATUS: dict[AbortKind, ChainStatus] = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class _Outcome:
     """What one invocation produced: a result, or why there is none."""
 
@@ -207,8 +207,9 @@ class _Run:
             outcomes[index] = await self._invoke(entry, self.payload)
 
         if all(entry.route.in_process for entry in validators):
+            payload = self.payload
             for index, entry in enumerate(validators):
-                await one(index, entry)
+                outcomes[index] = await self._invoke(entry, payload)
         else:
             async with anyio.create_task_group() as tg:
                 for index, entry in enumerate(validators):
@@ -238,11 +239,19 @@ class _Run:
 
     # one invocation
 
-    async def _invoke(self, entry: ChainEntry, payload: object) -> _Outcome:
-        """Run one interceptor under its own timeout; never raises for its failures."""
+    def _invoke(self, entry: ChainEntry, payload: object) -> Awaitable[_Outcome]:
+        """Run one interceptor under its own timeout; never raises for its failures.
+
+        Not a coroutine itself: without a span it hands back `_invoke_in`'s, one
+        coroutine fewer an invoke."""
         if self.span is None:
-            return await self._invoke_in(entry, payload, self.params.context)
-        span = self.span.child(f"interceptor {entry.name}", {})
+            return self._invoke_in(entry, payload, self.params.context)
+        return self._invoke_traced(self.span, entry, payload)
+
+    async def _invoke_traced(
+        self, run_span: TraceSpan, entry: ChainEntry, payload: object
+    ) -> _Outcome:
+        span = run_span.child(f"interceptor {entry.name}", {})
         try:
             context = self.params.context
             ids = {"trace_id": span.trace_id, "span_id": span.span_id}
@@ -279,43 +288,50 @@ class _Run:
         # value it cannot share with the caller or with other interceptors,
         # unless it promises to leave its input alone.
         given = copy.deepcopy(payload) if route.copies_payload else payload
-        per_call = self.params.config
+        params = self.params
+        per_call = params.config
         config = entry.invoke_config(per_call.get(entry.name) if per_call else None)
         direct = route.fields
+        # The call and its arguments, not a closure: a closure's cells cost every invoke.
+        call: Callable[..., Awaitable[ValidationResult | MutationResult]]
+        args: tuple[Any, ...]
         if direct is not None:
-            event, phase = self.params.event, self.params.phase
-            state = self.state
-
-            def invoke() -> Awaitable[ValidationResult | MutationResult]:
-                return direct(entry.name, event, phase, given, config, limit, context, state)
-
+            call = direct
+            args = (
+                entry.name,
+                params.event,
+                params.phase,
+                given,
+                config,
+                limit,
+                context,
+                self.state,
+            )
         else:
             # Validated construction: pydantic-core checks these already-valid
-            # values faster than `model_construct` sets them in Python.
-            params = InvokeParams(
-                name=entry.name,
-                event=self.params.event,
-                phase=self.params.phase,
-                payload=given,
-                config=config,
-                timeout_ms=limit,
-                context=context,
+            # values faster than `model_construct` (or a hand-built model) sets them.
+            call = route.provider.invoke
+            args = (
+                InvokeParams(
+                    name=entry.name,
+                    event=params.event,
+                    phase=params.phase,
+                    payload=given,
+                    config=config,
+                    timeout_ms=limit,
+                    context=context,
+                ),
             )
-            provider = route.provider
-
-            def invoke() -> Awaitable[ValidationResult | MutationResult]:
-                return provider.invoke(params)
-
         outcome = _Outcome(entry)
         started = time.perf_counter()
         try:
             timed_out = False
             if limit and route.scoped:
                 with anyio.move_on_after(limit / 1000) as scope:
-                    outcome.result = await invoke()
+                    outcome.result = await call(*args)
                 timed_out = scope.cancelled_caught
             else:
-                outcome.result = await invoke()
+                outcome.result = await call(*args)
             if timed_out:
                 outcome.failure, outcome.timeout_ms = "timeout", limit
                 outcome.reason = f"timed out after {limit} ms"
@@ -418,6 +434,13 @@ class _Run:
         return self._entry(_Outcome(entry), error=f"cancelled: {reason}")
 
     def result(self, elapsed_s: float) -> ChainExecutionResult:
+        """The run's result, validated in one pydantic-core call.
+
+        Measured (callgrind, 1 KB chain run): building these models without
+        validation in Python, by `model_construct` or by setting ``__dict__``
+        from a generated constructor, costs more instructions than the
+        validation it skips (about 210K against 140K for six entries).
+        """
         return ChainExecutionResult.model_validate(
             {
                 "status": self.status,

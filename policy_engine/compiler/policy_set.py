@@ -325,8 +325,8 @@ class PolicySet:
         sharing what it measures with the other invokes of ``run``; ``trace``
         observes the evaluation (`policyc test`, `eval --explain`)."""
         started = time.perf_counter()
-        memo = self._memo(run)
-        wire = memo.context_wire(context)
+        memo = run.slot(self, _RunMemo) if run is not None else _RunMemo()  # `_memo`, inline
+        wire = memo.context_wire(context) if context is not None else None
         interceptor, ctx, size = self._prepare(
             name, event, phase, payload, config, wire, memo, context_is_wire=True
         )
