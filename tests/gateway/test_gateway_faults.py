@@ -26,11 +26,13 @@ SERVE = [sys.executable, "-m", "policy_engine.cli.main", "serve"]
 async def test_backend_killed_mid_call_is_restarted(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     with anyio.fail_after(LIMIT):
-        async with local_client("--backend", recorder(log)) as client:
-            started = time.monotonic()
+        # A backend timeout past the test's limit: a gateway that waited for it instead
+        # of seeing the crash fails the test, however slow or loaded the machine.
+        async with local_client(
+            "--backend", recorder(log), "--backend-timeout", str(LIMIT * 4)
+        ) as client:
             with pytest.raises(MCPError) as caught:
                 await client.call_tool("crash", {})
-            assert time.monotonic() - started < 10
             assert caught.value.code == -32603
             assert caught.value.data["server"] == "rec"
             # Restarted and re-initialized behind the client's back.
@@ -58,7 +60,7 @@ async def test_hanging_backend_times_out(tmp_path: Path) -> None:
             started = time.monotonic()
             with pytest.raises(MCPError) as caught:
                 await client.call_tool("hang", {})
-            assert 0.9 < time.monotonic() - started < 10
+            assert time.monotonic() - started > 0.9  # it waited for the timeout
             assert caught.value.code == -32001
             assert caught.value.data == {"server": "rec", "timeoutMs": 1000}
             assert text_of(await client.call_tool("echo", {"text": "alive"})) == "alive"
@@ -126,7 +128,6 @@ async def test_interceptor_server_killed(tmp_path: Path, fail_open: bool) -> Non
             assert text_of(await client.call_tool("echo", {"text": "one"})) == "one"
             server.kill()
             server.wait(10)
-            started = time.monotonic()
             if fail_open:
                 assert text_of(await client.call_tool("echo", {"text": "two"})) == "two"
             else:
@@ -135,7 +136,6 @@ async def test_interceptor_server_killed(tmp_path: Path, fail_open: bool) -> Non
                 assert caught.value.code == -32602
                 failed = {e["interceptor"] for e in caught.value.data["validationErrors"]}
                 assert failed == {"tool-guard", "admin-only-tools"}
-            assert time.monotonic() - started < 10
             # Back up on the same port: reconnected before its next use.
             with interceptor_server(port):
                 assert text_of(await client.call_tool("echo", {"text": "three"})) == "three"
