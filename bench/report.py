@@ -274,6 +274,45 @@ def integration_table(integ: Runs) -> str:
     return table(headers, rows) + f"\n\nClient mode: {mode}. " + _payload_note(integ)
 
 
+def floor_table(floor: Runs, gw: Runs, integ: Runs) -> str:
+    """The RE2 calls alone (bench_floor.py) against what each serving target leaves the
+    chain: half a pass-through call over stdio, 15% of one over HTTP (16 in flight),
+    half a plain in-process call (bench_gateway.py, bench_integration.py)."""
+    rows = []
+    for size in dig(floor[0], ["sizes"]) or {} if floor else {}:
+        cell = ("sizes", size)
+
+        def median(runs: Runs, *path: str) -> Figure:
+            return figure(runs, *path, "median_ns")
+
+        def budget(runs: Runs, share: float, *path: str) -> str:
+            taken = figure(runs, *path)
+            return f"{taken.middle * 1000 * share:.0f} us" if taken.values else DASH
+
+        rows.append(
+            [
+                size,
+                f"{dig(floor[0], [*cell, 'calls', 'RE2 calls, one pass per pattern']) or 0:,}",
+                median(floor, *cell, "RE2 calls, one pass per pattern").time(),
+                median(floor, *cell, "RE2 calls, one alternation, no submatches").time(),
+                median(floor, *cell, "whole shipped chain").time(),
+                budget(gw, 0.5, "cases", f"stdio x16 {size}", "gateway"),
+                budget(gw, 0.15, "cases", f"http x16 {size}", "gateway"),
+                budget(integ, 0.5, "cases", size, "plain"),
+            ]
+        )
+    headers = ["request", "Match calls", "RE2, one pass per pattern", "RE2 floor", "chain"]
+    headers += ["left by stdio 1.5x", "left by HTTP 1.15x", "left in process 1.5x"]
+    return table(headers, rows) + "\n\n" + _payload_note_floor(floor)
+
+
+def _payload_note_floor(floor: Runs) -> str:
+    if not floor:
+        return ""
+    load = "; ".join(_load(run) for run in floor)
+    return f"{len(floor)} run(s) of bench_floor.py; load average over each: {load}."
+
+
 def serving_table(srv: Runs) -> str:
     """Every server run, one row per transport: policyc over the no-op, with the load."""
     rows = []
@@ -539,7 +578,9 @@ def main() -> None:
     inv, hot, srv, comp = (
         load_runs(directory, n) for n in ("invoke", "hotpath", "server", "compile")
     )
-    gw, integ, cold = (load_runs(directory, n) for n in ("gateway", "integration", "coldcheck"))
+    gw, integ, cold, floor = (
+        load_runs(directory, n) for n in ("gateway", "integration", "coldcheck", "floor")
+    )
     base_inv, base_hot = (load_runs(directory / "baseline", n) for n in ("invoke", "hotpath"))
     if not (inv or hot or gw or srv):
         sys.exit(f"no results in {source}: run the bench scripts first")
@@ -561,6 +602,7 @@ def main() -> None:
         "integration": lambda: integration_table(integ),
         "serving": lambda: serving_table(srv),
         "cold-check": lambda: cold_check_table(cold),
+        "floor": lambda: floor_table(floor, gw, integ),
     }
     runs = (
         f"{len(inv)} run(s) of bench_invoke.py and {len(hot)} of bench_hotpath.py "
@@ -576,7 +618,7 @@ def main() -> None:
     print(f"rewrote {PAGE.relative_to(ROOT)} from {runs}")
 
 
-SERVING = ("gateway", "integration", "coldcheck")
+SERVING = ("gateway", "integration", "coldcheck", "floor")
 """Result names of the serving benches (``server`` is published with the others)."""
 
 BENCHES: dict[str, list[list[str]]] = {
@@ -584,12 +626,13 @@ BENCHES: dict[str, list[list[str]]] = {
     "integration": [["bench_integration.py"]],
     "server": [["bench_server.py", "--size", size] for size in ("1KB", "10KB", "100KB")],
     "coldcheck": [["bench_cold_check.py"]],
+    "floor": [["bench_floor.py"]],
     "invoke": [["bench_invoke.py"]],
     "hotpath": [["bench_hotpath.py"]],
     "compile": [["bench_compile.py"]],
 }
 SUITES = {
-    "serving": ("gateway", "integration", "server", "coldcheck"),
+    "serving": ("gateway", "integration", "server", "coldcheck", "floor"),
     "all": tuple(BENCHES),
 }
 _NO_QUICK = {"bench_cold_check.py"}

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from _payloads import SIZES, describe, pii_text
-from report import cold_check_table, gateway_table, integration_table, serving_table
+from report import cold_check_table, floor_table, gateway_table, integration_table, serving_table
 
 _PII = {
     "email": r"customer\.\d+@example\.com",
@@ -80,3 +80,29 @@ def test_report_tabulates_the_serving_runs() -> None:
     cold["warm"] = {"wall_s": 0.3, "cpu_s": 0.2}
     text = cold_check_table([{"figures": cold, **_load(0.1, 0.2)}])
     assert "| `policyc check`, no caches | 0.400 s | 0.200 s | 20.0x |" in text
+
+
+def test_report_sets_the_floor_against_what_each_target_leaves() -> None:
+    timed = {"median_ns": 400_000.0}
+    floor = [
+        {
+            "sizes": {
+                "10KB": {
+                    "calls": {"RE2 calls, one pass per pattern": 212},
+                    "RE2 calls, one pass per pattern": {"median_ns": 900_000.0},
+                    "RE2 calls, one alternation, no submatches": timed,
+                    "whole shipped chain": {"median_ns": 2_000_000.0},
+                }
+            },
+            **_load(0.4, 0.6),
+        }
+    ]
+    gateway = [{"cases": {"stdio x16 10KB": {"gateway": 0.3}, "http x16 10KB": {"gateway": 2.0}}}]
+    integration = [{"cases": {"10KB": {"plain": 0.4}}}]
+    text = floor_table(floor, gateway, integration)
+    assert "| 10KB | 212 | 900.0 us | 400.0 us | 2.00 ms | 150 us | 300 us | 200 us |" in text
+    assert "0.4 -> 0.6" in text
+    # Without gateway or integration runs the budgets are unknown, not zero.
+    assert "| 10KB | 212 | 900.0 us | 400.0 us | 2.00 ms | - | - | - |" in floor_table(
+        floor, [], []
+    )
