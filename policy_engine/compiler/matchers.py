@@ -221,11 +221,13 @@ def _value_candidates(
     match comes: this loop runs once per match of every pass.
     """
     index, match, group, check = pass_
+    append = found.append
+    anchor = UNANCHORED
     size = len(data)
     pos = 0
     segment = following = limit = -1
     while True:
-        spans = match(UNANCHORED, data, pos, size)
+        spans = match(anchor, data, pos, size)
         start, end = spans[0]
         if end < 0:
             return
@@ -242,13 +244,13 @@ def _value_candidates(
             pos = end
             start, end = spans[group]
             if start != end and (check is None or check(data[start:end].decode("utf-8"))):
-                found.append((start, index, end, segment))
+                append((start, index, end, segment))
             continue
         if start < limit:
             for spans in _confined(match, data, start, limit):
                 start, end = spans[group]
                 if start != end and (check is None or check(data[start:end].decode("utf-8"))):
-                    found.append((start, index, end, segment))
+                    append((start, index, end, segment))
         pos = following
 
 
@@ -466,27 +468,29 @@ class TextMatcher:
         pattern is not `context_free`."""
         return self._line_any
 
-    def _occurring_alone(self, data: bytes, lines: bool = True) -> list[_Pass]:
+    def _occurring_alone(self, data: bytes, lines: bool = True) -> list[_Pass] | None:
         """The passes worth running over ``data`` (line mode, or as written): those whose
-        pattern occurs.
+        pattern occurs; None when no pattern occurs at all.
 
         One `re2.Set` scan says which of them match anywhere; a pattern that
-        does not occur can have no candidate, so its pass is skipped. A Set
-        out of DFA memory reports nothing at all, so an empty answer runs
-        every pass.
+        does not occur can have no candidate, so its pass is skipped. When the
+        Set names one, something occurs and the test of all the patterns is
+        not needed. A Set out of DFA memory reports nothing at all, so on an
+        empty answer that test decides, and then every pass runs.
         """
         passes = self._line_passes if lines else self._plain_passes
         found_set = self._alone_set if lines else self._plain_alone_set
-        if found_set is None or len(passes) < 2:
-            return passes
-        # The stubs say bool; at run time it is the list of matching indexes.
-        present: Any = found_set.Match(data)
-        if not present:
-            return passes
-        if len(present) == len(passes):
-            return passes
-        wanted = set(present)
-        return [pass_ for k, pass_ in enumerate(passes) if k in wanted]
+        if found_set is not None and len(passes) > 1:
+            # The stubs say bool; at run time it is the list of matching indexes.
+            present: Any = found_set.Match(data)
+            if present:
+                if len(present) == len(passes):
+                    return passes
+                wanted = set(present)
+                return [pass_ for k, pass_ in enumerate(passes) if k in wanted]
+        if not found_in(self._line_any_test if lines else self._any_test, data):
+            return None
+        return passes
 
     def matching(
         self, texts: Sequence[str], joined: Callable[[], tuple[bytes, list[int]]] | None = None
@@ -566,7 +570,8 @@ class TextMatcher:
     ) -> list[tuple[int, int, int, int]]:
         """(start, pattern, end, segment) of every candidate, sorted, each pass
         confined to each segment as a scan of it alone (`segment_spans`)."""
-        if not found_in(self._line_any_test if lines else self._any_test, data):
+        alone = self._occurring_alone(data, lines)
+        if alone is None:
             return []
         found: list[tuple[int, int, int, int]] = []
         joined = self._line_joined if lines else self._joined
@@ -581,7 +586,7 @@ class TextMatcher:
                         found.append((start, index_of[k], end, segment))
                         break
             passes = bool(found)
-        for pass_ in self._occurring_alone(data, lines):
+        for pass_ in alone:
             before = len(found)
             _value_candidates(found, pass_, data, bounds)
             passes += len(found) > before
