@@ -65,9 +65,10 @@ _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LUHN_MIN_DIGITS = 2
 
 
-# Luhn's doubled digit with its digits summed (7 -> 14 -> 5), as a text map, so
-# both halves of a number are summed as bytes in C.
-_DOUBLED = str.maketrans("0123456789", "0246813579")
+# Luhn's doubled digit with its digits summed (7 -> 14 -> 5), as a byte map, so
+# both halves of a number are mapped and summed as bytes in C (`str.translate`
+# looks each character up in a dict).
+_DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")
 
 
 def luhn_valid(s: str) -> bool:
@@ -79,9 +80,8 @@ def luhn_valid(s: str) -> bool:
     digits = s.replace(" ", "").replace("-", "")
     if len(digits) < _LUHN_MIN_DIGITS or not (digits.isascii() and digits.isdigit()):
         return False
-    kept = digits[-1::-2].encode()
-    doubled = digits[-2::-2].translate(_DOUBLED).encode()
-    return (sum(kept) + sum(doubled) - 48 * len(digits)) % 10 == 0
+    data = digits.encode()
+    return (sum(data[-1::-2]) + sum(data[-2::-2].translate(_DOUBLED)) - 48 * len(data)) % 10 == 0
 
 
 # Total IBAN length per country (ISO 13616 registry). Not exhaustive: a country
@@ -104,7 +104,13 @@ IBAN_LENGTHS: Mapping[str, int] = MappingProxyType(
 )  # fmt: skip
 
 
-_IBAN_LETTERS = {ord(letter): str(10 + k) for k, letter in enumerate(_UPPER)}
+# Each digit and letter as the digits it stands for (A is 10): digits are mapped
+# too, since `str.translate` raises and clears a KeyError for each character
+# its table lacks.
+_IBAN_DIGITS = {ord(char): str(int(char, 36)) for char in _DIGITS + _UPPER}
+_COUNTRY_DIGITS = {country: country.translate(_IBAN_DIGITS) for country in IBAN_LENGTHS}
+# A plain dict: a mapping proxy's `get` is a method call through to it.
+_IBAN_LENGTH = dict(IBAN_LENGTHS)
 
 
 def iban_valid(s: str) -> bool:
@@ -117,13 +123,20 @@ def iban_valid(s: str) -> bool:
     if not compact.isascii():  # str.upper() maps some non-ASCII letters to ASCII
         return False
     compact = compact.upper()
-    if len(compact) != IBAN_LENGTHS.get(compact[:2], -1):
+    country = compact[:2]
+    if len(compact) != _IBAN_LENGTH.get(country, -1):
         return False
-    if compact[2] not in _DIGITS or compact[3] not in _DIGITS:
+    check = compact[2:4]
+    if not check.isdigit():
         return False
-    # Letters become two digits (A is 10), and the whole is one integer.
-    number = (compact[4:] + compact[:4]).translate(_IBAN_LETTERS)
-    return number.isdigit() and int(number) % 97 == 1
+    # Letters become two digits (A is 10), and the BBAN, the country and the
+    # check digits, in that order, one integer; most BBANs are digits already.
+    bban = compact[4:]
+    if not bban.isdigit():
+        bban = bban.translate(_IBAN_DIGITS)
+        if not bban.isdigit():
+            return False
+    return int(bban + _COUNTRY_DIGITS[country] + check) % 97 == 1
 
 
 def high_entropy(s: str, min_bits_per_char: float = 3.0) -> bool:

@@ -25,9 +25,11 @@ those of separate scans.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import accumulate, count
+from operator import add
 from typing import Any, NamedTuple
 
 import re2
@@ -135,19 +137,18 @@ def _spans(compiled: Any, data: bytes) -> Iterator[Any]:
             pos = found
 
 
-def segment_spans(
-    compiled: Any, data: bytes, starts: list[int], lengths: list[int]
-) -> Iterator[tuple[Any, int]]:
+def segment_spans(match: Any, data: bytes, bounds: list[int]) -> list[tuple[Any, int]]:
     """Every non-empty match a scan of each segment alone finds, and its segment, in order.
 
     ``data`` holds the segments (none with a newline) joined with newlines,
-    segment ``k`` at ``starts[k]`` for ``lengths[k]`` bytes, and ``compiled``
-    is a `context_free` regex in line mode (`binding`). Scanning the join
-    freely finds what the segments' own scans find, as long as no match
-    leaves its segment: `^`, `$` and `\\b` see a separator as they see a
-    string's ends, and a match inside a segment is one alone. Where a match
-    does leave it, no match of the segment alone starts before it (that one
-    would have been found first), so:
+    segment ``k`` from ``bounds[k]`` up to the separator at ``bounds[k + 1] - 1``
+    (`_bounds`), and ``match`` is the `Match` of a `context_free` regex in
+    line mode (`binding`). Scanning the join freely finds what the segments'
+    own scans find, as long as no match leaves its segment: `^`, `$` and
+    `\\b` see a separator as they see a string's ends, and a match inside a
+    segment is one alone. Where a match does leave it, no match of the
+    segment alone starts before it (that one would have been found first),
+    so:
 
     - a match that starts on the separator after a segment belongs to
       neither: the next segment's scan begins right after it;
@@ -157,48 +158,106 @@ def segment_spans(
       freely at the next segment.
 
     Empty matches are stepped over as a scan alone steps over them, and
-    not reported.
+    not reported. `_value_candidates` is this loop inlined; keep them alike.
     """
-    match = compiled.Match
+    found: list[tuple[Any, int]] = []
     size = len(data)
     pos = 0
+    # Matches come in order: the segment changes only once one starts past it.
+    segment = following = limit = -1
     while True:
         spans = match(UNANCHORED, data, pos, size)
         start, end = spans[0]
         if end < 0:
+            return found
+        if start >= following:
+            segment = bisect_right(bounds, start) - 1
+            following = bounds[segment + 1]
+            limit = following - 1
+        if end <= limit:
+            if start != end:
+                found.append((spans, segment))
+                pos = end
+            elif end == size:
+                return found
+            else:
+                pos = end + _char_width(data[end])
+            continue
+        if start < limit:
+            found += [(confined, segment) for confined in _confined(match, data, start, limit)]
+        pos = following
+
+
+def _confined(match: Any, data: bytes, pos: int, limit: int) -> list[Any]:
+    """The non-empty matches of one segment's scan from ``pos``, ``limit`` being the
+    end of its text."""
+    found = []
+    while pos <= limit:
+        spans = match(UNANCHORED, data, pos, limit)
+        start, end = spans[0]
+        if end < 0:
+            break
+        if start != end:
+            found.append(spans)
+            pos = end
+        elif end == limit:
+            break
+        else:
+            pos = end + _char_width(data[end])
+    return found
+
+
+# One pass of `TextMatcher._candidates` with a pass of its own: the pattern's
+# index, its binding's `Match`, its value group and its check.
+_Pass = tuple[int, Any, int, "Callable[[str], bool] | None"]
+
+
+def _value_candidates(
+    found: list[tuple[int, int, int, int]], pass_: _Pass, data: bytes, bounds: list[int]
+) -> None:
+    """Append (start, pattern, end, segment) of each hit one pattern's pass finds.
+
+    `segment_spans` inlined, with the value group and check applied as each
+    match comes: this loop runs once per match of every pass.
+    """
+    index, match, group, check = pass_
+    append = found.append
+    anchor = UNANCHORED
+    size = len(data)
+    pos = 0
+    segment = following = limit = -1
+    while True:
+        spans = match(anchor, data, pos, size)
+        start, end = spans[0]
+        if end < 0:
             return
-        segment = bisect_right(starts, start) - 1
-        limit = starts[segment] + lengths[segment]
+        if start >= following:
+            segment = bisect_right(bounds, start) - 1
+            following = bounds[segment + 1]
+            limit = following - 1
         if end <= limit:
             if start == end:
                 if end == size:
                     return
                 pos = end + _char_width(data[end])
-            else:
-                yield spans, segment
-                pos = end
+                continue
+            pos = end
+            start, end = spans[group]
+            if start != end and (check is None or check(data[start:end].decode("utf-8"))):
+                append((start, index, end, segment))
             continue
         if start < limit:
-            yield from _confined(match, data, start, limit, segment)
-        pos = limit + 1
+            for spans in _confined(match, data, start, limit):
+                start, end = spans[group]
+                if start != end and (check is None or check(data[start:end].decode("utf-8"))):
+                    append((start, index, end, segment))
+        pos = following
 
 
-def _confined(
-    match: Any, data: bytes, pos: int, limit: int, segment: int
-) -> Iterator[tuple[Any, int]]:
-    """The scan of one segment from ``pos``, with ``limit`` as the end of its text."""
-    while pos <= limit:
-        spans = match(UNANCHORED, data, pos, limit)
-        start, end = spans[0]
-        if end < 0:
-            return
-        if start == end:
-            if end == limit:
-                return
-            pos = end + _char_width(data[end])
-        else:
-            yield spans, segment
-            pos = end
+def _bounds(lengths: Iterable[int]) -> list[int]:
+    """Where each of the segments of these byte lengths starts in their newline join,
+    and one more entry: the join's length plus one."""
+    return list(map(add, accumulate(lengths, initial=0), count()))
 
 
 def _char_width(lead: int) -> int:
@@ -322,6 +381,18 @@ def _group_indexes(alternation: re2._Regexp[str] | None, count: int) -> list[int
     return [groups[f"{_GROUP}{k}"] for k in range(count)]
 
 
+def _uncaptured(specs: Sequence[PatternSpec]) -> Any:
+    """The binding of all the patterns' alternation without capturing groups, for
+    `found_in`: the binding asks RE2 for every group, and groups cost an NFA run
+    over the match after the DFA found it."""
+    if not specs:
+        return None
+    options = re2_options()
+    options.never_capture = True
+    body = "|".join(f"(?:{spec.regex})" for spec in specs)
+    return binding(re2.compile(body, options))
+
+
 def _alternation(specs: Sequence[PatternSpec]) -> re2._Regexp[str] | None:
     if not specs:
         return None
@@ -364,20 +435,32 @@ class TextMatcher:
         # Which passes of `hits` can find anything: one Set scan, as in line mode.
         self._plain_alone_set: Any = _search_set([self.specs[i].regex for i, _ in self._alone])
         self._plain_groups = _group_indexes(self._joined, len(joinable))
+        self._plain_passes = self._passes(self._alone)
         self._batchable = self._any is not None and all(
             context_free(spec.regex) for spec in self.specs
         )
         self._alone_set: Any = None
         self._line_any: re2._Regexp[str] | None = None
+        # Whether anything occurs at all, as written and in line mode: without
+        # captures, RE2 answers from its DFA alone (no NFA run for the groups).
+        self._any_test: Any = _uncaptured(self.specs)
+        self._line_any_test: Any = None
         if self._batchable:
             lines = [PatternSpec(s.label, line_mode(s.regex), s.check) for s in self.specs]
             self._line_any = _alternation(lines)
+            self._line_any_test = _uncaptured(lines)
             self._line_joined = _alternation([lines[i] for i in joinable])
             self._line_alone = [
                 (i, re2.compile(lines[i].regex, re2_options())) for i, _ in self._alone
             ]
+            self._line_passes = self._passes(self._line_alone)
             self._joined_groups = _group_indexes(self._line_joined, len(joinable))
             self._alone_set = _search_set([lines[i].regex for i, _ in self._alone])
+
+    def _passes(self, alone: list[tuple[int, re2._Regexp[str]]]) -> list[_Pass]:
+        return [
+            (i, binding(regex).Match, self._value[i], self.specs[i].check) for i, regex in alone
+        ]
 
     @property
     def probe_regex(self) -> re2._Regexp[str] | None:
@@ -385,27 +468,29 @@ class TextMatcher:
         pattern is not `context_free`."""
         return self._line_any
 
-    def _occurring_alone(
-        self, data: bytes, lines: bool = True
-    ) -> list[tuple[int, re2._Regexp[str]]]:
+    def _occurring_alone(self, data: bytes, lines: bool = True) -> list[_Pass] | None:
         """The passes worth running over ``data`` (line mode, or as written): those whose
-        pattern occurs.
+        pattern occurs; None when no pattern occurs at all.
 
         One `re2.Set` scan says which of them match anywhere; a pattern that
-        does not occur can have no candidate, so its pass is skipped. A Set
-        out of DFA memory reports nothing at all, so an empty answer runs
-        every pass.
+        does not occur can have no candidate, so its pass is skipped. When the
+        Set names one, something occurs and the test of all the patterns is
+        not needed. A Set out of DFA memory reports nothing at all, so on an
+        empty answer that test decides, and then every pass runs.
         """
-        passes = self._line_alone if lines else self._alone
+        passes = self._line_passes if lines else self._plain_passes
         found_set = self._alone_set if lines else self._plain_alone_set
-        if found_set is None or len(passes) < 2:
-            return passes
-        # The stubs say bool; at run time it is the list of matching indexes.
-        present: Any = found_set.Match(data)
-        if not present:
-            return passes
-        wanted = set(present)
-        return [pass_ for k, pass_ in enumerate(passes) if k in wanted]
+        if found_set is not None and len(passes) > 1:
+            # The stubs say bool; at run time it is the list of matching indexes.
+            present: Any = found_set.Match(data)
+            if present:
+                if len(present) == len(passes):
+                    return passes
+                wanted = set(present)
+                return [pass_ for k, pass_ in enumerate(passes) if k in wanted]
+        if not found_in(self._line_any_test if lines else self._any_test, data):
+            return None
+        return passes
 
     def matching(
         self, texts: Sequence[str], joined: Callable[[], tuple[bytes, list[int]]] | None = None
@@ -435,74 +520,79 @@ class TextMatcher:
         """
         if not texts:
             return []
-        cleaned = [matchable(text) for text in texts]
+        if not self._batchable:
+            return [list(self.hits(text)) for text in texts]
+        joined = _SEPARATOR.join(texts)
+        if joined.count(_SEPARATOR) == len(texts) - 1:  # no string holds a newline
+            return self._scan_batch(texts, joined)
         out: list[list[Hit]] = [[] for _ in texts]
-        alone: Sequence[int] = range(len(texts))
-        if self._batchable:
-            batch = [k for k, text in enumerate(cleaned) if _SEPARATOR not in text]
-            if batch:
-                self._scan_batch([cleaned[k] for k in batch], batch, out)
-            alone = [k for k, text in enumerate(cleaned) if _SEPARATOR in text]
-        for k in alone:
-            out[k] = list(self.hits(texts[k]))
+        batch = [k for k, text in enumerate(texts) if _SEPARATOR not in text]
+        if batch:
+            batched = [texts[k] for k in batch]
+            for k, hits in zip(
+                batch, self._scan_batch(batched, _SEPARATOR.join(batched)), strict=True
+            ):
+                out[k] = hits
+        for k, text in enumerate(texts):
+            if _SEPARATOR in text:
+                out[k] = list(self.hits(text))
         return out
 
-    def _scan_batch(self, texts: list[str], where: list[int], out: list[list[Hit]]) -> None:
-        """Fill ``out`` (at the positions ``where``) with the hits of the joined ``texts``."""
-        joined = _SEPARATOR.join(texts)
-        data = joined.encode("utf-8")
-        if len(data) == len(joined):
-            lengths = [len(text) for text in texts]
+    def _scan_batch(self, texts: Sequence[str], joined: str) -> list[list[Hit]]:
+        """The hits of each of ``texts`` (none with a newline), ``joined`` being their
+        newline join."""
+        out: list[list[Hit]] = [[] for _ in texts]
+        if joined.isascii():
+            data = joined.encode("ascii")
+            bounds = _bounds(map(len, texts))
         else:
-            lengths = [len(text.encode("utf-8")) for text in texts]
-        starts = []
-        offset = 0
-        for length in lengths:
-            starts.append(offset)
-            offset += length + 1
-        assert self._line_any is not None
-        if not found_in(binding(self._line_any), data):
-            return
+            # One code point for one: the separators stay where they were.
+            data = matchable(joined).encode("utf-8")
+            bounds = _bounds(map(len, data.split(b"\n")))
         last_end = 0
         labels = self._labels
-        for start, index, end, segment in sorted(self._candidates(data, starts, lengths)):
+        for start, index, end, segment in self._candidates(data, bounds):
             if start < last_end:
                 continue
             last_end = end
-            base = starts[segment]
-            out[where[segment]].append(_hit((start - base, end - base, labels[index])))
+            base = bounds[segment]
+            out[segment].append(_hit((start - base, end - base, labels[index])))
         if len(data) != len(joined):
             for segment, text in enumerate(texts):
-                hits = out[where[segment]]
-                if hits and lengths[segment] != len(text):
-                    out[where[segment]] = _char_offsets(text, hits)
+                hits = out[segment]
+                base, stop = bounds[segment], bounds[segment + 1] - 1
+                if hits and stop - base != len(text):
+                    out[segment] = _char_offsets(data[base:stop], hits)
+        return out
 
     def _candidates(
-        self, data: bytes, starts: list[int], lengths: list[int], lines: bool = True
+        self, data: bytes, bounds: list[int], lines: bool = True
     ) -> list[tuple[int, int, int, int]]:
-        """(start, pattern, end, segment) of every candidate, each pass confined to
-        each segment as a scan of it alone (`segment_spans`)."""
+        """(start, pattern, end, segment) of every candidate, sorted, each pass
+        confined to each segment as a scan of it alone (`segment_spans`)."""
+        alone = self._occurring_alone(data, lines)
+        if alone is None:
+            return []
         found: list[tuple[int, int, int, int]] = []
         joined = self._line_joined if lines else self._joined
-        alone = self._occurring_alone(data, lines)
+        passes = 0
         if joined is not None:
             groups = self._joined_groups if lines else self._plain_groups
             index_of = self._joined_index
-            for spans, segment in segment_spans(binding(joined), data, starts, lengths):
+            for spans, segment in segment_spans(binding(joined).Match, data, bounds):
                 start, end = spans[0]
                 for k, group in enumerate(groups):
                     if spans[group][0] >= 0:
                         found.append((start, index_of[k], end, segment))
                         break
-        for index, regex in alone:
-            check = self.specs[index].check
-            group = self._value[index]
-            for spans, segment in segment_spans(binding(regex), data, starts, lengths):
-                start, end = spans[group]
-                if start == end:
-                    continue
-                if check is None or check(data[start:end].decode("utf-8")):
-                    found.append((start, index, end, segment))
+            passes = bool(found)
+        for pass_ in alone:
+            before = len(found)
+            _value_candidates(found, pass_, data, bounds)
+            passes += len(found) > before
+        # Each pass finds its candidates in order: only several need sorting.
+        if passes > 1:
+            found.sort()
         return found
 
     def _alone_hits(
@@ -522,20 +612,20 @@ class TextMatcher:
         patterns as written rather than in line mode, so a newline inside
         the string means what it means alone.
         """
+        if self._any is None:
+            return iter(())
         text = matchable(text)
         data = text.encode("utf-8")
-        if self._any is None or not found_in(binding(self._any), data):
-            return
-        found = self._candidates(data, [0], [len(data)], lines=False)
         hits = []
         last_end = 0
-        for start, index, end, _segment in sorted(found):
+        labels = self._labels
+        for start, index, end, _segment in self._candidates(data, [0, len(data) + 1], False):
             if start >= last_end:
-                hits.append(Hit(start, end, self.specs[index].label))
+                hits.append(_hit((start, end, labels[index])))
                 last_end = end
-        if len(data) != len(text):
-            hits = _char_offsets(text, hits)
-        yield from hits
+        if hits and len(data) != len(text):
+            hits = _char_offsets(data, hits)
+        return iter(hits)
 
     def search(self, text: str) -> bool:
         """Whether any pattern has a hit; stops at the first candidate that passes."""
@@ -550,9 +640,8 @@ class TextMatcher:
         )
 
 
-def _char_offsets(text: str, hits: list[Hit]) -> list[Hit]:
-    """Hits in byte offsets of ``text``'s UTF-8 as offsets in ``text`` itself."""
-    data = text.encode("utf-8")
+def _char_offsets(data: bytes, hits: list[Hit]) -> list[Hit]:
+    """Hits in byte offsets of a text's UTF-8 ``data`` as offsets in the text itself."""
     out = []
     byte = char = 0
     for hit in hits:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policy_engine.compiler.candidate_checks import CANDIDATE_CHECKS, luhn_valid
-from policy_engine.compiler.matchers import PatternSpec, TextMatcher, context_free
+from policy_engine.compiler.matchers import Hit, PatternSpec, TextMatcher, context_free, matchable
 from policy_engine.language.builtin_patterns import BUILTIN_PATTERNS
 
 # Patterns chosen to stress the join: some cross a newline (`\s`, `(?s).`,
@@ -168,3 +168,75 @@ def test_short_strings_packed_with_separators_hit_as_alone(
 )
 def test_regexes_anchored_to_the_whole_text_are_not_batched(regex: str, free: bool) -> None:
     assert context_free(regex) is free
+
+
+# --- against a reference that scans each string alone, on `str` ------------------------
+
+
+def reference_hits(matcher: TextMatcher, text: str) -> list[Hit]:
+    """The hits of one string from the wrapper's own `finditer` on `str`: no bytes, no
+    joining, no segments, so a slip in the byte-level batch scan cannot hide in it."""
+    text = matchable(text)
+    found: list[tuple[int, int, int]] = []
+    if matcher._joined is not None:
+        for match in matcher._joined.finditer(text):
+            if match.start() == match.end():
+                continue
+            k = next(k for k, g in enumerate(matcher._plain_groups) if match.start(g) >= 0)
+            found.append((match.start(), matcher._joined_index[k], match.end()))
+    for index, regex in matcher._alone:
+        found.extend(matcher._alone_hits(index, regex, text))
+    hits = []
+    last_end = 0
+    for start, index, end in sorted(found):
+        if start >= last_end:
+            hits.append(Hit(start, end, matcher.specs[index].label))
+            last_end = end
+    return hits
+
+
+# Value groups that may be empty or take no part, checks, overlaps between
+# patterns, context that takes in a separator, and empty matches.
+VALUED = [
+    r"x(?P<value>a+)|b",
+    r"(?:^|[^a])(?P<value>\d+)?-",
+    r"(?P<value>é\d)\b",
+    r"\d(?P<value>\d*)",
+    r"a*",
+    r"(?P<value>[ab]+)(?:\s|$)",
+]
+
+
+def valued_matcher(indexes: list[int], checked: bool) -> TextMatcher:
+    specs = [PatternSpec(f"v{i}", VALUED[i], None) for i in indexes]
+    if checked:
+        specs.append(PatternSpec("card", r"(?P<value>\d{2,6})\b", luhn_valid))
+    specs.append(PatternSpec("plain", r"ab|\d\d", None))
+    return TextMatcher(specs)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    indexes=st.lists(st.integers(0, len(VALUED) - 1), min_size=1, max_size=4, unique=True),
+    checked=st.booleans(),
+    texts=st.lists(st.text(st.sampled_from(list("abx -\n\té1234\ud800")), max_size=10), max_size=8),
+)
+def test_batched_and_single_hits_equal_a_reference_scan_alone(
+    indexes: list[int], checked: bool, texts: list[str]
+) -> None:
+    matcher = valued_matcher(indexes, checked)
+    expected = [reference_hits(matcher, t) for t in texts]
+    assert matcher.hits_many(texts) == expected
+    assert [list(matcher.hits(t)) for t in texts] == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    texts=st.lists(
+        st.text(st.sampled_from(list("0123456789 -+@.()#:é\nabGBDESN")), max_size=40),
+        max_size=8,
+    )
+)
+def test_shipped_patterns_equal_a_reference_scan_alone(texts: list[str]) -> None:
+    matcher = shipped_matcher()
+    assert matcher.hits_many(texts) == [reference_hits(matcher, t) for t in texts]
