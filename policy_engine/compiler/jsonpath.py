@@ -207,32 +207,46 @@ def _walk_fields(
 ) -> None:
     """Emit each member named in ``names`` of every container from ``node`` down, pre-order.
 
-    Same walk as :func:`_select_descend`, with the child pushing inlined: this
-    loop runs once per container of every message.
+    Same walk as :func:`_select_descend`, depth first with each open
+    container's iterator on a stack and the way down in one list of keys:
+    this loop runs once per container of every message, and a location is
+    built only for what it emits.
     """
     if type(node) is not dict and type(node) is not list:
         return
-    stack: list[Match] = [(node, loc)]
-    pop = stack.pop
+    stack: list[Iterator[tuple[Any, Any]]] = []
     push = stack.append
-    while stack:
-        current, where = pop()
-        if len(where) >= max_depth:
-            raise PayloadTooDeep(len(where) + 1, max_depth)
+    pop = stack.pop
+    keys: list[str | int] = list(loc)
+    enter = keys.append
+    leave = keys.pop
+    current: Any = node
+    while True:
+        if len(keys) >= max_depth:
+            raise PayloadTooDeep(len(keys) + 1, max_depth)
+        items: Iterator[tuple[Any, Any]]
         if type(current) is dict:
             for name in names:
                 if name in current:
-                    emit((current[name], (*where, name)))
-            for key, value in reversed(current.items()):
-                kind = type(value)
-                if kind is dict or kind is list:
-                    push((value, (*where, key)))
+                    emit((current[name], (*keys, name)))
+            items = iter(current.items())
         else:
-            for index in range(len(current) - 1, -1, -1):
-                value = current[index]
+            items = enumerate(current)
+        while True:
+            for key, value in items:
                 kind = type(value)
                 if kind is dict or kind is list:
-                    push((value, (*where, index)))
+                    push(items)
+                    enter(key)
+                    current = value
+                    break
+            else:
+                if not stack:
+                    return
+                items = pop()
+                leave()
+                continue
+            break
 
 
 def _select_descend_all(max_depth: int) -> _Selector:
