@@ -855,9 +855,42 @@ def patch(doc: Any, changes: dict[Location, Any]) -> Any:
     """``doc`` with the value at each location replaced, copying only the way there.
 
     No location may lie inside another; ``doc`` itself is never modified.
+    Each container on the way is copied once, found again by its location:
+    changes come in groups under one object (a record's `email` and `ssn`),
+    whose way up is shared.
     """
     if not changes:
         return doc
+    if REMOVE in changes.values():
+        return _patch_trie(doc, changes)
+    root = doc.copy()
+    copies: dict[Location, Any] = {(): root}
+    for location, value in changes.items():
+        way = location[:-1]
+        container = copies.get(way)
+        if container is None:
+            container = _copy_way(copies, way)
+        container[location[-1]] = value
+    return root
+
+
+def _copy_way(copies: dict[Location, Any], way: Location) -> Any:
+    """The copy of the container at ``way``, made with those above it as needed."""
+    known = len(way) - 1
+    while way[:known] not in copies:
+        known -= 1
+    node = copies[way[:known]]
+    for depth in range(known, len(way)):
+        key = way[depth]
+        child = node[key].copy()
+        node[key] = child
+        node = child
+        copies[way[: depth + 1]] = child
+    return node
+
+
+def _patch_trie(doc: Any, changes: dict[Location, Any]) -> Any:
+    """`patch` through a trie, for changes that remove (`_apply` deletes list items last)."""
     trie: _Trie = {}
     for location, value in changes.items():
         node = trie

@@ -194,15 +194,17 @@ def substitute(
     if isinstance(hits, TextMatcher):
         hits = hits.hits(text)
     pieces: list[str] = []
+    add = pieces.append
     last = 0
-    for hit in hits:
-        pieces.append(text[last : hit.start])
-        pieces.append(make(text[hit.start : hit.end], hit.label))
-        counts[hit.label] = counts.get(hit.label, 0) + 1
-        last = hit.end
+    # A hit is a `(start, end, label)` tuple: unpacked, not read by name.
+    for start, end, label in hits:
+        add(text[last:start])
+        add(make(text[start:end], label))
+        counts[label] = counts.get(label, 0) + 1
+        last = end
     if not pieces:
         return text
-    pieces.append(text[last:])
+    add(text[last:])
     return "".join(pieces)
 
 
