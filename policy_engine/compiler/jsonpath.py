@@ -843,11 +843,11 @@ def descendant_fields(doc: Any, names: tuple[str, ...], max_depth: int) -> dict[
     under the same depth limit.
     """
     found: dict[str, list[Match]] = {name: [] for name in names}
-
-    def emit(match: Match) -> None:
+    # Gathered in one list (a C append per match), then sorted out by name.
+    matches: list[Match] = []
+    _walk_fields(doc, (), names, max_depth, matches.append)
+    for match in matches:
         found[match[1][-1]].append(match)  # type: ignore[index]
-
-    _walk_fields(doc, (), names, max_depth, emit)
     return found
 
 
