@@ -308,12 +308,14 @@ class CompiledMutation:
                 ctx.size_delta = None
                 return REMOVE
             new = transform(value, pattern_counts)
-            if _json_equal_fast(new, value):
+            kind = type(value)
+            # `_json_equal_fast` and `_followed`, inline: this runs once per change.
+            if new is value or (type(new) is kind and new == value):
                 return KEEP
             if track_size and ctx.size_delta is not None:
                 if resized is None:
                     ctx.size_delta = _size_change(value, new, ctx.size_delta)
-                elif _followed(value, new):
+                elif type(new) is str and (kind is str or kind in _SCALARS):
                     resized.append((value, new))
                 else:
                     ctx.size_delta = None
