@@ -207,32 +207,46 @@ def _walk_fields(
 ) -> None:
     """Emit each member named in ``names`` of every container from ``node`` down, pre-order.
 
-    Same walk as :func:`_select_descend`, with the child pushing inlined: this
-    loop runs once per container of every message.
+    Same walk as :func:`_select_descend`, depth first with each open
+    container's iterator on a stack and the way down in one list of keys:
+    this loop runs once per container of every message, and a location is
+    built only for what it emits.
     """
     if type(node) is not dict and type(node) is not list:
         return
-    stack: list[Match] = [(node, loc)]
-    pop = stack.pop
+    stack: list[Iterator[tuple[Any, Any]]] = []
     push = stack.append
-    while stack:
-        current, where = pop()
-        if len(where) >= max_depth:
-            raise PayloadTooDeep(len(where) + 1, max_depth)
+    pop = stack.pop
+    keys: list[str | int] = list(loc)
+    enter = keys.append
+    leave = keys.pop
+    current: Any = node
+    while True:
+        if len(keys) >= max_depth:
+            raise PayloadTooDeep(len(keys) + 1, max_depth)
+        items: Iterator[tuple[Any, Any]]
         if type(current) is dict:
             for name in names:
                 if name in current:
-                    emit((current[name], (*where, name)))
-            for key, value in reversed(current.items()):
-                kind = type(value)
-                if kind is dict or kind is list:
-                    push((value, (*where, key)))
+                    emit((current[name], (*keys, name)))
+            items = iter(current.items())
         else:
-            for index in range(len(current) - 1, -1, -1):
-                value = current[index]
+            items = enumerate(current)
+        while True:
+            for key, value in items:
                 kind = type(value)
                 if kind is dict or kind is list:
-                    push((value, (*where, index)))
+                    push(items)
+                    enter(key)
+                    current = value
+                    break
+            else:
+                if not stack:
+                    return
+                items = pop()
+                leave()
+                continue
+            break
 
 
 def _select_descend_all(max_depth: int) -> _Selector:
@@ -829,11 +843,11 @@ def descendant_fields(doc: Any, names: tuple[str, ...], max_depth: int) -> dict[
     under the same depth limit.
     """
     found: dict[str, list[Match]] = {name: [] for name in names}
-
-    def emit(match: Match) -> None:
+    # Gathered in one list (a C append per match), then sorted out by name.
+    matches: list[Match] = []
+    _walk_fields(doc, (), names, max_depth, matches.append)
+    for match in matches:
         found[match[1][-1]].append(match)  # type: ignore[index]
-
-    _walk_fields(doc, (), names, max_depth, emit)
     return found
 
 
@@ -841,9 +855,42 @@ def patch(doc: Any, changes: dict[Location, Any]) -> Any:
     """``doc`` with the value at each location replaced, copying only the way there.
 
     No location may lie inside another; ``doc`` itself is never modified.
+    Each container on the way is copied once, found again by its location:
+    changes come in groups under one object (a record's `email` and `ssn`),
+    whose way up is shared.
     """
     if not changes:
         return doc
+    if REMOVE in changes.values():
+        return _patch_trie(doc, changes)
+    root = doc.copy()
+    copies: dict[Location, Any] = {(): root}
+    for location, value in changes.items():
+        way = location[:-1]
+        container = copies.get(way)
+        if container is None:
+            container = _copy_way(copies, way)
+        container[location[-1]] = value
+    return root
+
+
+def _copy_way(copies: dict[Location, Any], way: Location) -> Any:
+    """The copy of the container at ``way``, made with those above it as needed."""
+    known = len(way) - 1
+    while way[:known] not in copies:
+        known -= 1
+    node = copies[way[:known]]
+    for depth in range(known, len(way)):
+        key = way[depth]
+        child = node[key].copy()
+        node[key] = child
+        node = child
+        copies[way[: depth + 1]] = child
+    return node
+
+
+def _patch_trie(doc: Any, changes: dict[Location, Any]) -> Any:
+    """`patch` through a trie, for changes that remove (`_apply` deletes list items last)."""
     trie: _Trie = {}
     for location, value in changes.items():
         node = trie

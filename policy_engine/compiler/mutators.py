@@ -194,15 +194,17 @@ def substitute(
     if isinstance(hits, TextMatcher):
         hits = hits.hits(text)
     pieces: list[str] = []
+    add = pieces.append
     last = 0
-    for hit in hits:
-        pieces.append(text[last : hit.start])
-        pieces.append(make(text[hit.start : hit.end], hit.label))
-        counts[hit.label] = counts.get(hit.label, 0) + 1
-        last = hit.end
+    # A hit is a `(start, end, label)` tuple: unpacked, not read by name.
+    for start, end, label in hits:
+        add(text[last:start])
+        add(make(text[start:end], label))
+        counts[label] = counts.get(label, 0) + 1
+        last = end
     if not pieces:
         return text
-    pieces.append(text[last:])
+    add(text[last:])
     return "".join(pieces)
 
 
@@ -306,12 +308,14 @@ class CompiledMutation:
                 ctx.size_delta = None
                 return REMOVE
             new = transform(value, pattern_counts)
-            if _json_equal_fast(new, value):
+            kind = type(value)
+            # `_json_equal_fast` and `_followed`, inline: this runs once per change.
+            if new is value or (type(new) is kind and new == value):
                 return KEEP
             if track_size and ctx.size_delta is not None:
                 if resized is None:
                     ctx.size_delta = _size_change(value, new, ctx.size_delta)
-                elif _followed(value, new):
+                elif type(new) is str and (kind is str or kind in _SCALARS):
                     resized.append((value, new))
                 else:
                     ctx.size_delta = None

@@ -26,6 +26,10 @@ _Container = tuple[Any, int, Any]
 _Slot = tuple[str, int, Any]
 
 
+# The types JSON gives that hold no string: skipped without an `isinstance` each.
+_SCALARS = frozenset((int, float, bool, type(None)))
+
+
 class StringIndex:
     """Every string under ``root`` (not keys), where it sits, in pre-order."""
 
@@ -42,40 +46,49 @@ class StringIndex:
             return
         if not isinstance(root, dict | list):
             return
-        # Pre-order, children in order: the order the recursive rebuild visited.
-        # A container's strings before its first container child are slotted at
-        # once; the rest wait on the stack behind that child, in order.
-        stack: list[tuple[Any, int, Any]] = [(root, -1, None)]
-        pop = stack.pop
-        push = stack.append
+        # Depth first with each open container's own iterator on the stack: a
+        # container's strings are slotted as met, and a child container is
+        # entered at once, its parent's iterator resuming after it. So strings
+        # come in document order and containers in pre-order, the order the
+        # recursive rebuild visited them.
         add_slot = slots.append
         add_container = containers.append
-        while stack:
-            node, parent, key = pop()
-            if isinstance(node, str):
-                add_slot((node, parent, key))
-                continue
-            position = len(containers)
-            add_container((node, parent, key))
-            below: list[tuple[Any, int, Any]] = []
-            items = enumerate(node) if isinstance(node, list) else node.items()
+        stack: list[tuple[Any, int]] = []
+        push = stack.append
+        pop = stack.pop
+        add_container((root, -1, None))
+        position = 0
+        items: Any = enumerate(root) if isinstance(root, list) else iter(root.items())
+        while True:
             for name, value in items:
                 kind = type(value)
                 if kind is str:
-                    if below:
-                        below.append((value, position, name))
-                    else:
-                        add_slot((value, position, name))
-                elif kind is dict or kind is list:
-                    below.append((value, position, name))
-                elif isinstance(value, str | dict | list):
-                    if below or not isinstance(value, str):
-                        below.append((value, position, name))
-                    else:
-                        add_slot((value, position, name))
-            if below:
-                for entry in reversed(below):
-                    push(entry)
+                    add_slot((value, position, name))
+                    continue
+                if kind is dict:
+                    below: Any = iter(value.items())
+                elif kind is list:
+                    below = enumerate(value)
+                elif kind in _SCALARS:
+                    continue
+                elif isinstance(value, str):
+                    add_slot((value, position, name))
+                    continue
+                elif isinstance(value, dict):
+                    below = iter(value.items())
+                elif isinstance(value, list):
+                    below = enumerate(value)
+                else:
+                    continue
+                push((items, position))
+                add_container((value, position, name))
+                position = len(containers) - 1
+                items = below
+                break
+            else:
+                if not stack:
+                    return
+                items, position = pop()
 
     def texts(self, into: dict[str, None]) -> None:
         """Add every distinct string, in first-seen order, to ``into``."""

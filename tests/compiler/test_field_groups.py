@@ -59,3 +59,116 @@ def test_a_guarded_rule_or_a_matching_rule_ends_the_group() -> None:
     plan = compile_sources({"g.policy": source}).interceptors["g"].plan
     assert not any(isinstance(step, FieldGroup) for step in plan)
     assert isinstance(policy.interceptors["g"].plan[0], FieldGroup)
+
+
+# --------------------------------------------------------------- one walk, one patch
+
+
+def _locations(value: Any, here: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every location under ``value`` (not the root), pre-order."""
+    out: list[tuple[Any, ...]] = []
+    items = (
+        enumerate(value)
+        if isinstance(value, list)
+        else value.items()
+        if isinstance(value, dict)
+        else ()
+    )
+    for key, item in items:
+        out.append((*here, key))
+        out += _locations(item, (*here, key))
+    return out
+
+
+def _prefix_free(locations: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    chosen: list[tuple[Any, ...]] = []
+    for location in locations:
+        if not any(location[: len(c)] == c or c[: len(location)] == location for c in chosen):
+            chosen.append(location)
+    return chosen
+
+
+@settings(max_examples=300, deadline=None)
+@given(tree=st.dictionaries(NAMES, TREE, max_size=3), data=st.data())
+def test_patch_copies_the_way_to_each_change_as_the_trie_did(tree: Any, data: Any) -> None:
+    """`patch` (one copy per container, found again by its location) gives what the
+    trie gave, shares what it shared, and leaves the input alone, a container held
+    at two places included."""
+    import copy
+
+    from policy_engine.compiler.jsonpath import _patch_trie, patch
+
+    doc = {"one": tree, "two": [tree, {"again": tree}]}
+    before = copy.deepcopy(doc)
+    candidates = _locations(doc)
+    picked = data.draw(st.lists(st.sampled_from(candidates), max_size=6)) if candidates else []
+    changes = {location: f"new{n}" for n, location in enumerate(_prefix_free(picked))}
+    patched = patch(doc, changes)
+    if not changes:
+        assert patched is doc
+        return
+    assert patched == _patch_trie(doc, changes)
+    assert doc == before
+    assert _shared_ids(patched, doc) == _shared_ids(_patch_trie(doc, changes), doc)
+
+
+def _shared_ids(new: Any, old: Any) -> list[bool]:
+    out = [new is old]
+    if isinstance(new, dict) and isinstance(old, dict):
+        for key in new:
+            if isinstance(new[key], dict | list) and isinstance(old.get(key), dict | list):
+                out += _shared_ids(new[key], old[key])
+    elif isinstance(new, list) and isinstance(old, list):
+        for a, b in zip(new, old, strict=False):
+            if isinstance(a, dict | list) and isinstance(b, dict | list):
+                out += _shared_ids(a, b)
+    return out
+
+
+def test_a_field_holding_an_object_and_fields_nested_under_replaced_ones() -> None:
+    shared = {"email": "a@b.c", "ssn": "123"}
+    payload = {
+        "arguments": {
+            "email": {"email": "inner@b.c", "ssn": "1"},
+            "x": [shared, {"deep": shared}],
+            "ssn": 7,
+        }
+    }
+    source = {
+        "p.policy": """
+mutator g "fields" {
+  on tools/call request
+  redact $..email with "[EMAIL]"
+  redact $..ssn with "[SSN]"
+  mask $..card_number keep 4
+  redact $.arguments matching EMAIL
+}
+"""
+    }
+    optimised = compile_sources(source)
+    assert isinstance(optimised.interceptors["g"].plan[0], FieldGroup)
+    assert_same_as_one_by_one(optimised, payload)
+    reference = compile_sources(source, optimize=False)
+    expected = reference.invoke_sync("g", "tools/call", "request", payload)
+    result = optimised.invoke_sync("g", "tools/call", "request", payload)
+    assert result.model_dump(exclude={"duration_ms"}) == expected.model_dump(
+        exclude={"duration_ms"}
+    )
+    assert payload["arguments"]["x"][0] is shared and shared["email"] == "a@b.c"
+
+
+def test_the_walk_of_names_raises_past_the_depth_limit_as_before() -> None:
+    import pytest
+
+    from policy_engine.compiler.jsonpath import PayloadTooDeep, descendant_fields
+
+    deep: Any = {"email": "x"}
+    for _ in range(70):
+        deep = {"a": [deep]}
+    with pytest.raises(PayloadTooDeep, match="depth 65 exceeds the limit of 64"):
+        descendant_fields(deep, ("email",), 64)
+    shallow: Any = {"email": "x"}
+    for _ in range(20):
+        shallow = {"a": [shallow], "email": len(str(shallow))}
+    found = descendant_fields(shallow, ("email",), 64)["email"]
+    assert [len(location) for _, location in found] == list(range(1, 42, 2))
