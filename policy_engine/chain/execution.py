@@ -292,7 +292,12 @@ class _Run:
         given = copy.deepcopy(payload) if route.copies_payload else payload
         params = self.params
         per_call = params.config
-        config = entry.invoke_config(per_call.get(entry.name) if per_call else None)
+        # Mostly neither static nor per-call config: no call to merge nothing.
+        config = (
+            entry.invoke_config(per_call.get(entry.name) if per_call else None)
+            if per_call or entry.config is not None
+            else None
+        )
         direct = route.fields
         # The call and its arguments, not a closure: a closure's cells cost every invoke.
         call: Callable[..., Awaitable[ValidationResult | MutationResult]]
@@ -343,7 +348,7 @@ class _Run:
                     f"returned a {outcome.result.type} result for a {entry.type} interceptor"
                 )
                 outcome.result = None
-            elif _nulls_the_payload(outcome.result, payload):
+            elif entry.type == "mutation" and _nulls_the_payload(outcome.result, payload):
                 outcome.failure = "crash"
                 outcome.reason = "returned `modified: true` with a null payload"
                 outcome.result = None
@@ -356,7 +361,7 @@ class _Run:
         except Exception as err:
             outcome.failure = "crash"
             outcome.reason = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-        outcome.duration_ms = _ms(time.perf_counter() - started)
+        outcome.duration_ms = round((time.perf_counter() - started) * 1000, 3)  # `_ms`, inline
         return outcome
 
     # recording
