@@ -357,7 +357,8 @@ class PolicySet:
                 (name, phase),
                 lambda: self.rate_limits.apply(limits, ctx, counted, trace),
             )
-        self._bound_output(result, ctx, size, memo)
+        if isinstance(result, MutationResult):  # what `_bound_output` reads, tested inline
+            self._bound_output(result, ctx, size, memo)
         took = result.duration_ms
         if timeout_ms is not None and took is not None and took > timeout_ms:
             raise timed_out(name, timeout_ms, phase)
@@ -429,7 +430,9 @@ class PolicySet:
             if config
             else interceptor.default_config
         )
-        bounded = self._bounded(payload, name, memo)
+        bounded = memo.bounded  # `_bounded`'s answer when the run already has it, inline
+        if bounded is None or bounded.payload is not payload:
+            bounded = self._bounded(payload, name, memo)
         if isinstance(context, InvocationContext):
             context = context.to_wire()
         if context and not (context_is_wire and context is memo.finite_context):

@@ -151,7 +151,9 @@ def run_validator(
             if "value" in template.keys:
                 values["value"] = _value_at(ctx.payload, location)
             text = template.render(values)
-        messages.append(ValidationMessage(path=path, message=text, severity=check.severity))
+        messages.append(
+            ValidationMessage.trusted({"path": path, "message": text, "severity": check.severity})
+        )
         fired.append(
             {"rule": check.ref.code, "source": check.ref.source, "message": template.written}
         )
@@ -159,15 +161,19 @@ def run_validator(
             highest = check.severity
         if trace is not None:
             trace.events.append(RuleEvent(check.ref, path, text, check.severity))
-    return ValidationResult(
-        interceptor=name,
-        phase=ctx.phase,  # type: ignore[arg-type]
-        duration_ms=elapsed_ms(started),
-        valid=highest != "error",
-        severity=highest,
-        messages=messages or None,
-        # Which rule produced each message, in the same order: `file:line`.
-        info={"rules": fired} if fired else None,
+    # Built unchecked (`WireModel.trusted`): every value is of its field's type,
+    # ``phase`` one the invoke was refused for unless the interceptor hooks it.
+    return ValidationResult.trusted(
+        {
+            "interceptor": name,
+            "phase": ctx.phase,
+            "duration_ms": elapsed_ms(started),
+            "valid": highest != "error",
+            "severity": highest,
+            "messages": messages or None,
+            # Which rule produced each message, in the same order: `file:line`.
+            "info": {"rules": fired} if fired else None,
+        }
     )
 
 

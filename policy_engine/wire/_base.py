@@ -7,7 +7,7 @@ the conformance fixtures require.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import (
     BaseModel,
@@ -29,6 +29,12 @@ __all__ = ["INT32_MAX", "INT32_MIN", "InterceptorType", "Phase", "Severity"]
 TimeoutMs = Annotated[int, Field(gt=0, le=INT32_MAX, strict=True)]
 
 
+_new = object.__new__
+_set = object.__setattr__
+# Per model class: every field's default in declaration order (None for a required one).
+_DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
+
+
 class WireModel(BaseModel):
     """Base for every wire object: camelCase aliases, immutable, unknown keys kept."""
 
@@ -38,6 +44,35 @@ class WireModel(BaseModel):
         frozen=True,
         extra="allow",
     )
+
+    @classmethod
+    def trusted(cls, values: dict[str, Any]) -> Self:
+        """The model of ``values``, already valid and of the validated types, unchecked.
+
+        For results the engine builds itself, many per chain run: the object is
+        what validating ``values`` gives (same fields in the same order, same
+        fields set, no extras), for about half the instructions of a
+        validation (callgrind: 14K against 25K for a `ValidationResult`;
+        `model_construct`, in Python, costs twice a validation). Only for models
+        without validators of their own; ``values`` becomes the model's: the
+        caller hands it over and keeps no reference. tests/wire prove the two
+        equal for each model built this way.
+        """
+        defaults = _DEFAULTS.get(cls)
+        if defaults is None:
+            if any(field.default_factory is not None for field in cls.model_fields.values()):
+                # One default object would be shared by every model built.
+                raise TypeError(f"{cls.__name__} has a default factory: validate it instead")
+            defaults = _DEFAULTS[cls] = {
+                name: None if field.is_required() else field.default
+                for name, field in cls.model_fields.items()
+            }
+        model = _new(cls)
+        _set(model, "__dict__", {**defaults, **values})
+        _set(model, "__pydantic_fields_set__", set(values))
+        _set(model, "__pydantic_extra__", {})
+        _set(model, "__pydantic_private__", None)
+        return model
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready dict for this object, with unset optionals left out."""
