@@ -19,7 +19,9 @@ far more than RE2's own search, so one call over all of a rule's strings,
 on UTF-8 bytes, beats one call per string. The strings are joined with a
 newline; where a match runs into or out of a string, that string's scan
 goes on confined to it (`segment_spans`), so the hits are always exactly
-those of separate scans.
+those of separate scans. ASCII-only text, the common case, is scanned with
+Latin-1 programs, which find the same matches and are smaller
+(`TextMatcher._scan_programs`).
 """
 
 from __future__ import annotations
@@ -106,6 +108,8 @@ _SEPARATOR = "\n"
 # The binding's unanchored search: `_Regexp._match` without its per-match
 # Python work (offset decoding, group-name lookups).
 UNANCHORED: Any = re2._Anchor.UNANCHORED  # type: ignore[attr-defined]
+# The encoding of the programs that scan ASCII-only data (`TextMatcher._scan_programs`).
+LATIN1: Any = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
 
 
 def binding(regex: re2._Regexp[str]) -> Any:
@@ -362,35 +366,32 @@ def _value_span(match: Any, group: int) -> tuple[int, int]:
     return span
 
 
-def _search_set(regexes: Sequence[str]) -> Any:
-    """An unanchored `re2.Set` of ``regexes``, or None past the size one Set holds well."""
+def _search_set(regexes: Sequence[str], latin1: bool = False) -> Any:
+    """An unanchored `re2.Set` of ``regexes`` (in Latin-1 when asked, for regexes that
+    have a Latin-1 program), or None past the size one Set holds well."""
     if not regexes or len(regexes) > MAX_SET_PATTERNS:
         return None
-    chunk = re2.Set.SearchSet(re2_options())
+    options = re2_options()
+    if latin1:
+        options.encoding = LATIN1
+    chunk = re2.Set.SearchSet(options)
     for regex in regexes:
-        chunk.Add(regex)
+        if latin1:
+            chunk.Add(regex.encode("latin-1"))
+        else:
+            chunk.Add(regex)
     chunk.Compile()
     return chunk
 
 
-def _group_indexes(alternation: re2._Regexp[str] | None, count: int) -> list[int]:
-    """The group number of each pattern's own group in an `_alternation`."""
-    if alternation is None:
-        return []
-    groups = alternation.groupindex
-    return [groups[f"{_GROUP}{k}"] for k in range(count)]
-
-
-def _uncaptured(specs: Sequence[PatternSpec]) -> Any:
-    """The binding of all the patterns' alternation without capturing groups, for
-    `found_in`: the binding asks RE2 for every group, and groups cost an NFA run
-    over the match after the DFA found it."""
-    if not specs:
-        return None
-    options = re2_options()
-    options.never_capture = True
-    body = "|".join(f"(?:{spec.regex})" for spec in specs)
-    return binding(re2.compile(body, options))
+def _group_indexes(alternation: re2._Regexp[Any], count: int) -> list[int]:
+    """The group number of each pattern's own group in an alternation of ``count``
+    patterns (`_GROUP` and the pattern's place), compiled from `str` or Latin-1."""
+    groups: dict[Any, int] = dict(alternation.groupindex)
+    names = [f"{_GROUP}{k}" for k in range(count)]
+    if not isinstance(alternation.pattern, str):
+        return [groups[name.encode("latin-1")] for name in names]
+    return [groups[name] for name in names]
 
 
 def _alternation(specs: Sequence[PatternSpec]) -> re2._Regexp[str] | None:
@@ -398,6 +399,35 @@ def _alternation(specs: Sequence[PatternSpec]) -> re2._Regexp[str] | None:
         return None
     groups = [f"(?P<{_GROUP}{i}>{spec.regex})" for i, spec in enumerate(specs)]
     return re2.compile("|".join(groups), re2_options())
+
+
+@dataclass(frozen=True)
+class _Programs:
+    """What `TextMatcher._candidates` runs for one kind of scan: the bindings'
+    `Match` of the joinable patterns' alternation (None without any) and the
+    group of each of them in it, a pass for each other pattern, their Set
+    (None when one is not worth it) and the test of all the patterns together
+    without captures."""
+
+    joined: Any
+    groups: list[int]
+    passes: list[_Pass]
+    alone_set: Any
+    any_test: Any
+
+
+def _compiled(regex: str, latin1: bool, never_capture: bool = False) -> re2._Regexp[Any] | None:
+    """``regex`` compiled, in Latin-1 when asked; None when Latin-1 cannot say it (a
+    character past U+00FF)."""
+    options = re2_options()
+    options.never_capture = never_capture
+    if not latin1:
+        return re2.compile(regex, options)
+    options.encoding = LATIN1
+    try:
+        return re2.compile(regex.encode("latin-1"), options)
+    except (UnicodeEncodeError, re2.error):
+        return None
 
 
 class TextMatcher:
@@ -426,41 +456,70 @@ class TextMatcher:
         joinable = [i for i in plain if f"(?P<{_GROUP}" not in self.specs[i].regex]
         self._joined_index = joinable
         self._joined = _alternation([self.specs[i] for i in joinable])
+        self._alone_index = [i for i in range(len(self.specs)) if i not in joinable]
         self._alone = [
-            (i, re2.compile(self.specs[i].regex, re2_options()))
-            for i in range(len(self.specs))
-            if i not in joinable
+            (i, re2.compile(self.specs[i].regex, re2_options())) for i in self._alone_index
         ]
         self._any = _alternation(self.specs)
-        # Which passes of `hits` can find anything: one Set scan, as in line mode.
-        self._plain_alone_set: Any = _search_set([self.specs[i].regex for i, _ in self._alone])
-        self._plain_groups = _group_indexes(self._joined, len(joinable))
-        self._plain_passes = self._passes(self._alone)
         self._batchable = self._any is not None and all(
             context_free(spec.regex) for spec in self.specs
         )
-        self._alone_set: Any = None
         self._line_any: re2._Regexp[str] | None = None
-        # Whether anything occurs at all, as written and in line mode: without
-        # captures, RE2 answers from its DFA alone (no NFA run for the groups).
-        self._any_test: Any = _uncaptured(self.specs)
-        self._line_any_test: Any = None
         if self._batchable:
-            lines = [PatternSpec(s.label, line_mode(s.regex), s.check) for s in self.specs]
-            self._line_any = _alternation(lines)
-            self._line_any_test = _uncaptured(lines)
-            self._line_joined = _alternation([lines[i] for i in joinable])
-            self._line_alone = [
-                (i, re2.compile(lines[i].regex, re2_options())) for i, _ in self._alone
-            ]
-            self._line_passes = self._passes(self._line_alone)
-            self._joined_groups = _group_indexes(self._line_joined, len(joinable))
-            self._alone_set = _search_set([lines[i].regex for i, _ in self._alone])
+            self._line_any = _alternation(
+                [PatternSpec(s.label, line_mode(s.regex), s.check) for s in self.specs]
+            )
+        # What `_candidates` runs, by (line mode, ASCII-only data): built on first use.
+        self._programs: dict[tuple[bool, bool], _Programs] = {}
 
-    def _passes(self, alone: list[tuple[int, re2._Regexp[str]]]) -> list[_Pass]:
-        return [
-            (i, binding(regex).Match, self._value[i], self.specs[i].check) for i, regex in alone
-        ]
+    def _scan_programs(self, lines: bool, ascii_only: bool) -> _Programs:
+        """The programs for a scan in line mode or as written, of ASCII-only data or not.
+
+        On ASCII-only data a Latin-1 program finds exactly what the UTF-8 one
+        finds: every byte is a character, RE2's `\\b`, `\\w`, `\\d`
+        and `\\s` are ASCII in both, and what differs (characters past
+        U+007F) cannot occur. Its negated classes are one byte range rather
+        than UTF-8 sequences, so programs are smaller: more of them fit the
+        512 instructions under which RE2 finds a value group by backtracking
+        over the match (BitState) rather than with its NFA, several times
+        dearer. A pattern that names a character past U+00FF has no Latin-1
+        program; its matcher then scans ASCII-only data in UTF-8 as well.
+        """
+        key = (lines, ascii_only)
+        found = self._programs.get(key)
+        if found is None:
+            regexes = [line_mode(s.regex) if lines else s.regex for s in self.specs]
+            found = self._build(regexes, latin1=ascii_only)
+            if found is None:
+                found = self._scan_programs(lines, False)
+            self._programs[key] = found
+        return found
+
+    def _build(self, regexes: list[str], latin1: bool) -> _Programs | None:
+        """The `_Programs` for the patterns written as ``regexes``, in Latin-1 when
+        asked; None when one of them has no Latin-1 program."""
+        joined: Any = None
+        groups: list[int] = []
+        if self._joined_index:
+            body = "|".join(
+                f"(?P<{_GROUP}{k}>{regexes[i]})" for k, i in enumerate(self._joined_index)
+            )
+            alternation = _compiled(body, latin1)
+            if alternation is None:
+                return None
+            joined = binding(alternation).Match
+            groups = _group_indexes(alternation, len(self._joined_index))
+        passes: list[_Pass] = []
+        for i in self._alone_index:
+            alone = _compiled(regexes[i], latin1)
+            if alone is None:
+                return None
+            passes.append((i, binding(alone).Match, self._value[i], self.specs[i].check))
+        any_test = _compiled("|".join(f"(?:{regex})" for regex in regexes), latin1, True)
+        if any_test is None:
+            return None
+        alone_set = _search_set([regexes[i] for i in self._alone_index], latin1)
+        return _Programs(joined, groups, passes, alone_set, binding(any_test))
 
     @property
     def probe_regex(self) -> re2._Regexp[str] | None:
@@ -468,9 +527,10 @@ class TextMatcher:
         pattern is not `context_free`."""
         return self._line_any
 
-    def _occurring_alone(self, data: bytes, lines: bool = True) -> list[_Pass] | None:
-        """The passes worth running over ``data`` (line mode, or as written): those whose
-        pattern occurs; None when no pattern occurs at all.
+    @staticmethod
+    def _occurring_alone(programs: _Programs, data: bytes) -> list[_Pass] | None:
+        """The passes of ``programs`` worth running over ``data``: those whose pattern
+        occurs; None when no pattern occurs at all.
 
         One `re2.Set` scan says which of them match anywhere; a pattern that
         does not occur can have no candidate, so its pass is skipped. When the
@@ -478,8 +538,8 @@ class TextMatcher:
         not needed. A Set out of DFA memory reports nothing at all, so on an
         empty answer that test decides, and then every pass runs.
         """
-        passes = self._line_passes if lines else self._plain_passes
-        found_set = self._alone_set if lines else self._plain_alone_set
+        passes = programs.passes
+        found_set = programs.alone_set
         if found_set is not None and len(passes) > 1:
             # The stubs say bool; at run time it is the list of matching indexes.
             present: Any = found_set.Match(data)
@@ -488,7 +548,7 @@ class TextMatcher:
                     return passes
                 wanted = set(present)
                 return [pass_ for k, pass_ in enumerate(passes) if k in wanted]
-        if not found_in(self._line_any_test if lines else self._any_test, data):
+        if not found_in(programs.any_test, data):
             return None
         return passes
 
@@ -542,7 +602,8 @@ class TextMatcher:
         """The hits of each of ``texts`` (none with a newline), ``joined`` being their
         newline join."""
         out: list[list[Hit]] = [[] for _ in texts]
-        if joined.isascii():
+        ascii_only = joined.isascii()
+        if ascii_only:
             data = joined.encode("ascii")
             bounds = _bounds(map(len, texts))
         else:
@@ -551,7 +612,8 @@ class TextMatcher:
             bounds = _bounds(map(len, data.split(b"\n")))
         last_end = 0
         labels = self._labels
-        for start, index, end, segment in self._candidates(data, bounds):
+        programs = self._scan_programs(True, ascii_only)
+        for start, index, end, segment in self._candidates(programs, data, bounds):
             if start < last_end:
                 continue
             last_end = end
@@ -566,20 +628,19 @@ class TextMatcher:
         return out
 
     def _candidates(
-        self, data: bytes, bounds: list[int], lines: bool = True
+        self, programs: _Programs, data: bytes, bounds: list[int]
     ) -> list[tuple[int, int, int, int]]:
         """(start, pattern, end, segment) of every candidate, sorted, each pass
         confined to each segment as a scan of it alone (`segment_spans`)."""
-        alone = self._occurring_alone(data, lines)
+        alone = self._occurring_alone(programs, data)
         if alone is None:
             return []
         found: list[tuple[int, int, int, int]] = []
-        joined = self._line_joined if lines else self._joined
         passes = 0
-        if joined is not None:
-            groups = self._joined_groups if lines else self._plain_groups
+        if programs.joined is not None:
+            groups = programs.groups
             index_of = self._joined_index
-            for spans, segment in segment_spans(binding(joined).Match, data, bounds):
+            for spans, segment in segment_spans(programs.joined, data, bounds):
                 start, end = spans[0]
                 for k, group in enumerate(groups):
                     if spans[group][0] >= 0:
@@ -619,7 +680,8 @@ class TextMatcher:
         hits = []
         last_end = 0
         labels = self._labels
-        for start, index, end, _segment in self._candidates(data, [0, len(data) + 1], False):
+        programs = self._scan_programs(False, len(data) == len(text))
+        for start, index, end, _segment in self._candidates(programs, data, [0, len(data) + 1]):
             if start >= last_end:
                 hits.append(_hit((start, end, labels[index])))
                 last_end = end

@@ -7,7 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policy_engine.compiler.candidate_checks import CANDIDATE_CHECKS, luhn_valid
-from policy_engine.compiler.matchers import Hit, PatternSpec, TextMatcher, context_free, matchable
+from policy_engine.compiler.matchers import (
+    Hit,
+    PatternSpec,
+    TextMatcher,
+    _bounds,
+    _group_indexes,
+    context_free,
+    matchable,
+)
 from policy_engine.language.builtin_patterns import BUILTIN_PATTERNS
 
 # Patterns chosen to stress the join: some cross a newline (`\s`, `(?s).`,
@@ -182,7 +190,8 @@ def reference_hits(matcher: TextMatcher, text: str) -> list[Hit]:
         for match in matcher._joined.finditer(text):
             if match.start() == match.end():
                 continue
-            k = next(k for k, g in enumerate(matcher._plain_groups) if match.start(g) >= 0)
+            groups = _group_indexes(matcher._joined, len(matcher._joined_index))
+            k = next(k for k, g in enumerate(groups) if match.start(g) >= 0)
             found.append((match.start(), matcher._joined_index[k], match.end()))
     for index, regex in matcher._alone:
         found.extend(matcher._alone_hits(index, regex, text))
@@ -240,3 +249,104 @@ def test_batched_and_single_hits_equal_a_reference_scan_alone(
 def test_shipped_patterns_equal_a_reference_scan_alone(texts: list[str]) -> None:
     matcher = shipped_matcher()
     assert matcher.hits_many(texts) == [reference_hits(matcher, t) for t in texts]
+
+
+# --- ASCII-only data: Latin-1 programs find what the UTF-8 ones find --------------------
+
+# Pieces of the shapes the built-in patterns look for, their labels and the
+# boundaries around them, for texts that hit, nearly hit and overlap.
+FRAGMENTS = [
+    "jane.doe@example.com",
+    "git@github.com:",
+    "x_y@a-b.io",
+    "@",
+    ".",
+    "-",
+    "_",
+    ":",
+    "SSN",
+    "ssn: ",
+    "123-45-6789",
+    "123456789",
+    "tel ",
+    "+1 415 555 0132",
+    "(415) 555-0132",
+    "020 7946 0958",
+    "4111111111111111",
+    "4111 1111 1111 1111",
+    "GB82 WEST 1234 5698 7654 32",
+    "10.0.0.1",
+    "version 1.2.3.4",
+    "fe80::1",
+    "2001:db8::8a2e:370:7334",
+    "AKIAIOSFODNN7EXAMPLE",
+    "api_key=",
+    "Bearer ",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "ghp_" + "a1B2" * 9,
+    " ",
+    "  ",
+    "x",
+    "Z9",
+    "0",
+    "7",
+    "(",
+    ")",
+    "/",
+    "=",
+    '"',
+    "\t",
+    "|",
+    ",",
+]
+ALL_BUILTINS = [
+    PatternSpec(p.name, p.source, CANDIDATE_CHECKS[p.check] if p.check else None)
+    for p in BUILTIN_PATTERNS.values()
+]
+ascii_texts = st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join)
+
+
+def candidates(matcher: TextMatcher, data: bytes, bounds: list[int], lines: bool, latin1: bool):  # type: ignore[no-untyped-def]
+    programs = matcher._scan_programs(lines, latin1)
+    return matcher._candidates(programs, data, bounds)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(ascii_texts, min_size=1, max_size=6), with_newlines=st.booleans())
+def test_latin1_programs_find_what_utf8_programs_find_in_ascii(
+    texts: list[str], with_newlines: bool
+) -> None:
+    matcher = TextMatcher(ALL_BUILTINS)
+    assert matcher._scan_programs(True, True) is not matcher._scan_programs(True, False)
+    if with_newlines:
+        text = "\n".join(texts)
+        data = text.encode("ascii")
+        bounds = [0, len(data) + 1]
+        assert candidates(matcher, data, bounds, False, True) == candidates(
+            matcher, data, bounds, False, False
+        )
+        return
+    batch = [t for t in texts if "\n" not in t]
+    data = "\n".join(batch).encode("ascii")
+    bounds = _bounds(map(len, batch))
+    assert candidates(matcher, data, bounds, True, True) == candidates(
+        matcher, data, bounds, True, False
+    )
+
+
+def test_a_pattern_latin1_cannot_say_scans_ascii_in_utf8() -> None:
+    matcher = TextMatcher([PatternSpec("euro", r"(?P<value>\x{20AC}\d+|\d+EUR)\b", None)])
+    assert matcher._scan_programs(True, True) is matcher._scan_programs(True, False)
+    found = matcher.hits_many(["pay 12EUR", "or \u20ac5", "none"])
+    assert found == [[Hit(4, 9, "euro")], [Hit(3, 5, "euro")], []]
+    assert list(matcher.hits("pay 12EUR\nnow")) == [Hit(4, 9, "euro")]
+
+
+def test_a_latin1_character_in_a_pattern_still_matches_only_itself() -> None:
+    """`é` is one byte in a Latin-1 program: it must not match in ASCII text, and text
+    holding it is scanned in UTF-8."""
+    matcher = TextMatcher([PatternSpec("cafe", r"(?P<value>caf[é]|#\d!)", None)])
+    assert matcher._scan_programs(True, True) is not matcher._scan_programs(True, False)
+    found = matcher.hits_many(["cafe", "caf\u00e9", "ok #1!"])
+    assert found == [[], [Hit(0, 4, "cafe")], [Hit(3, 6, "cafe")]]
+    assert list(matcher.hits("cafe\n#2!")) == [Hit(5, 8, "cafe")]
