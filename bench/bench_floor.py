@@ -27,6 +27,9 @@ same rounds as the whole shipped chain and a `json.dumps` of the request:
   redactor's alternation and one call per hit: the floor below which no
   design over this binding goes.
 
+Each regex is compiled as the matcher compiles it for this text: in Latin-1
+when the text is ASCII-only (`TextMatcher._scan_programs`), else in UTF-8.
+
 The request side alone is counted; a gateway also runs the chain on the
 result. Compare the floors with what a target allows: at most 1.5x a
 pass-through gateway or a plain in-process call means the chain may add half
@@ -60,7 +63,7 @@ from _payloads import SIZES, describe, pii_text
 
 from policy_engine.chain import InterceptorChain
 from policy_engine.compiler import compile_policies
-from policy_engine.compiler.matchers import UNANCHORED, TextMatcher, binding, line_mode
+from policy_engine.compiler.matchers import LATIN1, UNANCHORED, TextMatcher, binding, line_mode
 from policy_engine.language.re2_config import re2_options
 from policy_engine.wire import ChainExecutionParams
 
@@ -125,6 +128,15 @@ def non_capturing(regex: str) -> str:
     return "".join(out)
 
 
+def _compile(regex: str, latin1: bool) -> Any:
+    """``regex`` compiled as the matcher does for ASCII-only text (Latin-1) or other text."""
+    options = re2_options()
+    if not latin1:
+        return re2.compile(regex, options)
+    options.encoding = LATIN1
+    return re2.compile(regex.encode("latin-1"), options)
+
+
 def _calls(compiled: Any, data: bytes) -> int:
     """Scan ``data`` with one `Match` call per match, as the matcher steps; the calls made."""
     pos, end, calls = 0, len(data), 0
@@ -155,18 +167,19 @@ def main() -> None:
     joined: list[Any] = []
     bare: list[Any] = []
     bare_joined: list[Any] = []
+    latin1 = all(pii_text(1, size).isascii() for size in SIZES.values())
     for name in REDACTORS:
         for matcher in _matchers(policy, name)[:1]:  # `$.arguments` (pii) / `$` (secrets)
             sources = _line_regexes(matcher)
-            per_pattern += [binding(re2.compile(s, re2_options())) for s in sources]
+            per_pattern += [binding(_compile(s, latin1)) for s in sources]
             for source in sources:
-                plain = re2.compile(non_capturing(source), re2_options())
+                plain = _compile(non_capturing(source), latin1)
                 if plain.groups:
                     raise SystemExit(f"a group is left in {plain.pattern}")
                 bare.append(binding(plain))
             union = "|".join(f"(?:{s})" for s in sources)
-            joined.append(binding(re2.compile(union, re2_options())))
-            bare_joined.append(binding(re2.compile(non_capturing(union), re2_options())))
+            joined.append(binding(_compile(union, latin1)))
+            bare_joined.append(binding(_compile(non_capturing(union), latin1)))
     loop = asyncio.new_event_loop()
     chain = loop.run_until_complete(
         InterceptorChain.connect(local={"policies": policy}).__aenter__()
