@@ -259,22 +259,38 @@ _IPV4 = (
 )
 
 # Alternatives ordered so that leftmost-first picks the longest reading:
-# IPv4-embedded, then full 8 groups, then "::" forms with >= 2 groups in all
-# (so C++-style "a::" is not an address), then the "::"-led forms. The start
-# may not be a letter, digit or colon, so the "::1" of "Foo::1" is not taken
-# for an address. The "ipv6" check wants a digit: "a::b" and "dead::beef" are
-# not addresses anyone writes.
+# IPv4-embedded, then the other "::"-led forms, then full 8 groups, then "::"
+# forms with >= 2 groups in all (so C++-style "a::" is not an address). The
+# start may not be a letter, digit or colon, so the "::1" of "Foo::1" is not
+# taken for an address. The "ipv6" check wants a digit: "a::b" and
+# "dead::beef" are not addresses anyone writes.
+#
+# Kept at most 512 RE2 instructions as a Latin-1 program, like PHONE (see
+# there): a counted group ":[0-9A-Fa-f]{1,4}" is about 12 instructions a copy.
+# The skips and the value share the start; the value's branches share their
+# first group or their "::" (a group is always read whole, up to the ":"
+# that follows, so this cannot change which branch wins). Two counts are
+# left to others:
+# * The groups after "::" are not counted here (they were at most 6, or 7
+#   after a leading "::"); the "ipv6" check counts them, so the same
+#   candidates pass. Only an over-long run the check then drops differs: its
+#   match still takes the character after it, which an address right behind
+#   it ("...:e:f,::1") would have needed as its start.
+# * A run of nine or more groups is skipped whatever its groups' lengths
+#   (they were 1-4 hex digits): a group of five or more stops every value
+#   branch anyway, so skipping the run passes over nothing that was found,
+#   unless the run runs straight into a ":fingerprint" label (and takes its
+#   "f"), a text nobody writes.
+_HEX = "[0-9A-Fa-f]"
+_IPV6_AFTER = rf"{_HEX16}(?::{_HEX16})*"
 _IPV6 = (
     r"(?i:fingerprint|md5|sha-?(?:1|256|512)|pin-sha[0-9]+|gpg)[\s:=]{1,3}[0-9A-Fa-f:]+"
-    r"|(?:^|[^A-Za-z0-9:])[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){8,}"
-    r"|(?:^|[^A-Za-z0-9:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5,}(?:[^0-9A-Za-z:]|$)"
-    r"|(?:^|[^A-Za-z0-9:])(?P<value>"
-    rf"::(?:[Ff]{{4}}(?::0{{1,4}})?:)?{_IPV4_CORE}"
-    rf"|{_HEX16}(?::{_HEX16}){{7}}"
-    rf"|{_HEX16}(?::{_HEX16}){{1,6}}::(?:{_HEX16}(?::{_HEX16}){{0,5}})?"
-    rf"|{_HEX16}::{_HEX16}(?::{_HEX16}){{0,5}}"
-    rf"|::{_HEX16}(?::{_HEX16}){{0,6}}"
-    r")(?:[^0-9A-Za-z:]|:[^0-9A-Za-z:]|:?$)"
+    rf"|(?:^|[^A-Za-z0-9:])(?:{_HEX}+(?::{_HEX}+){{8,}}"
+    rf"|{_HEX}{{2}}(?::{_HEX}{{2}}){{5,}}(?:[^0-9A-Za-z:]|$)"
+    r"|(?P<value>"
+    rf"::(?:(?:[Ff]{{4}}(?::0{{1,4}})?:)?{_IPV4_CORE}|{_IPV6_AFTER})"
+    rf"|{_HEX16}(?:(?::{_HEX16}){{7}}|(?::{_HEX16}){{1,6}}::(?:{_IPV6_AFTER})?|::{_IPV6_AFTER})"
+    r")(?:[^0-9A-Za-z:]|:[^0-9A-Za-z:]|:?$))"
 )
 
 # Country, check digits, then BBAN either compact or printed in groups of 4.
