@@ -170,8 +170,10 @@ _PHONE_GAP = r"[^A-Za-z0-9\n+(]+"
 _PHONE_NEAR = rf"{_PHONE_GAP}(?:[A-Za-z]+{_PHONE_GAP}){{0,3}}"
 # "+", a digit 1-9, then 6-14 more digits, each after any run of " ().-"
 # ("+1 (415) 555-0132"). The runs are not bounded (they were at most two
-# characters, which doubled the copies of the class): a run of three such as
-# " - " now joins digits as one and two did already, within the 15 digits.
+# characters, which doubled the copies of the class): a longer run such as
+# " - " now joins digits as one or two did already, so a "+" number followed
+# by " - " and another number takes that number's first digits up to the
+# 15th, as it did after a single space.
 # The loop is unrolled so the last digit ends it ([ ().-]*(?:[0-9][ ().-]*)
 # ...[0-9] is the same language as (?:[ ().-]*[0-9]){6,14}, in fewer steps).
 _PHONE_E164 = r"\+[1-9][ ().-]*(?:[0-9][ ().-]*){5,13}[0-9]"
