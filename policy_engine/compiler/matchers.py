@@ -416,18 +416,15 @@ class _Programs:
     any_test: Any
 
 
-def _compiled(regex: str, latin1: bool, never_capture: bool = False) -> re2._Regexp[Any] | None:
-    """``regex`` compiled, in Latin-1 when asked; None when Latin-1 cannot say it (a
-    character past U+00FF)."""
+def _compiled(regex: str, latin1: bool, never_capture: bool = False) -> re2._Regexp[Any]:
+    """``regex`` compiled, in Latin-1 when asked: then `UnicodeEncodeError` or
+    `re2.error` when Latin-1 cannot say it (a character past U+00FF)."""
     options = re2_options()
     options.never_capture = never_capture
     if not latin1:
         return re2.compile(regex, options)
     options.encoding = LATIN1
-    try:
-        return re2.compile(regex.encode("latin-1"), options)
-    except (UnicodeEncodeError, re2.error):
-        return None
+    return re2.compile(regex.encode("latin-1"), options)
 
 
 class TextMatcher:
@@ -469,8 +466,13 @@ class TextMatcher:
             self._line_any = _alternation(
                 [PatternSpec(s.label, line_mode(s.regex), s.check) for s in self.specs]
             )
-        # What `_candidates` runs, by (line mode, ASCII-only data): built on first use.
+        # What `_candidates` runs, by (line mode, ASCII-only data). The UTF-8
+        # programs are built here, so a pattern RE2 cannot compile fails the
+        # policy's load; the Latin-1 ones on first use (`_scan_programs`).
         self._programs: dict[tuple[bool, bool], _Programs] = {}
+        if self.specs:
+            for lines in (False, True) if self._batchable else (False,):
+                self._programs[(lines, False)] = self._build(lines, latin1=False)
 
     def _scan_programs(self, lines: bool, ascii_only: bool) -> _Programs:
         """The programs for a scan in line mode or as written, of ASCII-only data or not.
@@ -485,19 +487,18 @@ class TextMatcher:
         dearer. A pattern that names a character past U+00FF has no Latin-1
         program; its matcher then scans ASCII-only data in UTF-8 as well.
         """
-        key = (lines, ascii_only)
-        found = self._programs.get(key)
+        found = self._programs.get((lines, ascii_only))
         if found is None:
-            regexes = [line_mode(s.regex) if lines else s.regex for s in self.specs]
-            found = self._build(regexes, latin1=ascii_only)
-            if found is None:
-                found = self._scan_programs(lines, False)
-            self._programs[key] = found
+            try:
+                found = self._build(lines, latin1=True)
+            except (UnicodeEncodeError, re2.error):
+                found = self._programs[(lines, False)]
+            self._programs[(lines, ascii_only)] = found
         return found
 
-    def _build(self, regexes: list[str], latin1: bool) -> _Programs | None:
-        """The `_Programs` for the patterns written as ``regexes``, in Latin-1 when
-        asked; None when one of them has no Latin-1 program."""
+    def _build(self, lines: bool, latin1: bool) -> _Programs:
+        """The `_Programs` for a scan in line mode or as written, in Latin-1 or UTF-8."""
+        regexes = [line_mode(s.regex) if lines else s.regex for s in self.specs]
         joined: Any = None
         groups: list[int] = []
         if self._joined_index:
@@ -505,19 +506,13 @@ class TextMatcher:
                 f"(?P<{_GROUP}{k}>{regexes[i]})" for k, i in enumerate(self._joined_index)
             )
             alternation = _compiled(body, latin1)
-            if alternation is None:
-                return None
             joined = binding(alternation).Match
             groups = _group_indexes(alternation, len(self._joined_index))
-        passes: list[_Pass] = []
-        for i in self._alone_index:
-            alone = _compiled(regexes[i], latin1)
-            if alone is None:
-                return None
-            passes.append((i, binding(alone).Match, self._value[i], self.specs[i].check))
+        passes = [
+            (i, binding(_compiled(regexes[i], latin1)).Match, self._value[i], self.specs[i].check)
+            for i in self._alone_index
+        ]
         any_test = _compiled("|".join(f"(?:{regex})" for regex in regexes), latin1, True)
-        if any_test is None:
-            return None
         alone_set = _search_set([regexes[i] for i in self._alone_index], latin1)
         return _Programs(joined, groups, passes, alone_set, binding(any_test))
 
