@@ -39,6 +39,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ from bench_invoke import _clean_text, paragraph, tools_call_request
 from policy_engine.chain import InterceptorChain
 from policy_engine.compiler import PolicySet, compile_policies, compile_sources
 from policy_engine.compiler.candidate_checks import CANDIDATE_CHECKS
-from policy_engine.compiler.matchers import UNANCHORED, binding
+from policy_engine.compiler.matchers import LATIN1, UNANCHORED, binding
 from policy_engine.language.builtin_patterns import BUILTIN_PATTERNS
 from policy_engine.wire import ChainExecutionParams
 
@@ -292,7 +293,9 @@ class HotPath:
         patterns as written; a Set pass first says which checked passes can find
         anything. The baseline, in the same run, is the same matcher without it."""
         with_set, without = _pii_matcher(), _pii_matcher()
-        without._plain_alone_set = None
+        for ascii_only in (False, True):
+            programs = without._scan_programs(False, ascii_only)
+            without._programs[(False, ascii_only)] = replace(programs, alone_set=None)
         rows = []
         self.results["lines"] = {}
         for label, texts in (
@@ -464,26 +467,41 @@ class HandRedactor:
 class BindingRedactor(HandRedactor):
     """`HandRedactor` calling RE2 as policyc does: the compiled object under the
     wrapper (`matchers.binding`), one `Match` call per match on the string's UTF-8,
-    no per-match Python object from the wrapper. The fair baseline for policyc's
-    own loop; each string is still scanned alone."""
+    no per-match Python object from the wrapper, and programs compiled in Latin-1
+    for an ASCII-only string. The fair baseline for policyc's own loop; each string
+    is still scanned alone."""
 
     def __init__(self, names: list[str]) -> None:
         super().__init__(names)
-        self.raw_joined = binding(self.joined)
         self.plain_groups = [self.joined.groupindex[f"p{i}"] for i in self.plain]
-        self.raw_alone = [(i, binding(r), g, check) for i, r, g, check in self.alone]
+        latin1 = re2.Options()
+        latin1.max_mem = 64 << 20
+        latin1.encoding = LATIN1
+
+        def ascii_program(regex: Any) -> Any:
+            return binding(re2.compile(regex.pattern.encode("latin-1"), latin1))
+
+        # By whether the string is ASCII-only: the joined pass and the others.
+        self.programs = {
+            False: (binding(self.joined), [(i, binding(r), g, c) for i, r, g, c in self.alone]),
+            True: (
+                ascii_program(self.joined),
+                [(i, ascii_program(r), g, c) for i, r, g, c in self.alone],
+            ),
+        }
 
     def text(self, text: str, counts: dict[str, int]) -> str:
         data = text.encode("utf-8")
+        raw_joined, raw_alone = self.programs[len(data) == len(text)]
         hits: list[tuple[int, int, int]] = []
-        for spans in _binding_matches(self.raw_joined, data):
+        for spans in _binding_matches(raw_joined, data):
             start, end = spans[0]
             if start != end:
                 for k, group in enumerate(self.plain_groups):
                     if spans[group][0] >= 0:
                         hits.append((start, self.plain[k], end))
                         break
-        for i, regex, group, check in self.raw_alone:
+        for i, regex, group, check in raw_alone:
             for spans in _binding_matches(regex, data):
                 start, end = spans[group]
                 if start != end and (check is None or check(data[start:end].decode())):

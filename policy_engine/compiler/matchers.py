@@ -675,7 +675,7 @@ class TextMatcher:
         hits = []
         last_end = 0
         labels = self._labels
-        programs = self._scan_programs(False, len(data) == len(text))
+        programs = self._scan_programs(False, text.isascii())
         for start, index, end, _segment in self._candidates(programs, data, [0, len(data) + 1]):
             if start >= last_end:
                 hits.append(_hit((start, end, labels[index])))

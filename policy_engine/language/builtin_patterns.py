@@ -61,7 +61,8 @@ class BuiltinPattern:
 # Longest alternatives first: RE2 keeps Perl's leftmost-first preference.
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4_CORE = rf"{_OCTET}(?:\.{_OCTET}){{3}}"
-_HEX16 = r"[0-9A-Fa-f]{1,4}"
+_HEX = "[0-9A-Fa-f]"
+_HEX16 = rf"{_HEX}{{1,4}}"
 _SP = r"\x20"  # a literal space, visible in the regex source
 
 # Before a value: the start of the text or a character that is not a letter
@@ -83,6 +84,10 @@ _ASSIGN = (
     r"[\"'`*\\]{0,3}\s{0,3}(?:=>|:=|->|[:=|>]|\b(?:to|is(?:\s+now)?)\b:?)\s{0,3}[\"'`*\\]{0,3}\s?"
 )
 
+# Close to a keyword: a few non-alphanumeric characters ("SSN: ", '"tel": "'),
+# with up to three short words ("SSN on file: ...", "call me at ..."); never
+# "+" or "(", which start a phone number.
+_NEAR = r"[^A-Za-z0-9\n+(]{1,6}(?:[A-Za-z]{1,5}[^A-Za-z0-9\n+(]{1,6}){0,3}"
 
 # --- the patterns ------------------------------------------------------------
 
@@ -143,53 +148,18 @@ _CREDIT_CARD = (
     rf"(?:[0-9]{{9,15}}|{_card_groups('-')}|{_card_groups(_SP)})){_END}"
 )
 
-# Either "+" and 7-15 digits (the E.164 limit) with punctuation between
+# Either "+" and 7-15 digits (the E.164 limit) with light punctuation between
 # digits, or a NANP number that has separators (area and exchange start 2-9).
 # "+" or "(" must not follow a letter or digit, so sums like 3+14155550132
 # and calls like f(415) 555-0132 are not numbers.
-#
-# RE2 spells out every counted repetition ({m,n} is n copies), and PHONE is
-# kept at most 512 instructions as a Latin-1 program (which the matcher runs
-# on ASCII text): past that RE2 finds the value group with its NFA, several
-# times dearer per phone number than backtracking over the match. So shared
-# parts are factored out, and a bound that only limits runs nobody writes is
-# left open ("+", "*") where it would cost a copy per step; each such change
-# of meaning says so below.
 # The keyword may end a compound name: home_phone, workTel, contactNumber.
 _PHONE_KEYWORD = (
     r"(?:(?:\b|_)(?i:phone|tel|telephone|mobile|cell|fax|call|whatsapp)"
     r"|[a-z](?:Phone|Tel|Mobile|Cell|Fax))(?i:[\s_-]?(?:number|num|no)\.?)?"
 )
-# Close to a keyword: runs of non-alphanumeric characters ("tel: ",
-# '"mobile": "') with up to three words between them ("call me at ...",
-# "phone on file: ..."); never "+" or "(", which start a phone number, nor a
-# line break. Neither a run's nor a word's length is bounded (they were
-# {1,6} and {1,5}: at 7 copies of a 7-range class per run that was 155 RE2
-# instructions); the three words and the line still keep the keyword close.
-_PHONE_GAP = r"[^A-Za-z0-9\n+(]+"
-_PHONE_NEAR = rf"{_PHONE_GAP}(?:[A-Za-z]+{_PHONE_GAP}){{0,3}}"
-# "+", a digit 1-9, then 6-14 more digits, each after any run of " ().-"
-# ("+1 (415) 555-0132"). The runs are not bounded (they were at most two
-# characters, which doubled the copies of the class): a longer run such as
-# " - " now joins digits as one or two did already, so a "+" number followed
-# by " - " and another number takes that number's first digits up to the
-# 15th, as it did after a single space.
-# The loop is unrolled so the last digit ends it ([ ().-]*(?:[0-9][ ().-]*)
-# ...[0-9] is the same language as (?:[ ().-]*[0-9]){6,14}, in fewer steps).
-_PHONE_E164 = r"\+[1-9][ ().-]*(?:[0-9][ ().-]*){5,13}[0-9]"
-# A NANP number with separators: (415) 555-0132, 415.555.0132, 1-415-555-0132.
-_PHONE_NANP = r"(?:1[ .-])?(?:\([2-9][0-9]{2}\)\x20?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}"
 # Compact or dashed national numbers ("0612345678", bare ten-digit NANP) count
-# only right after a phone keyword: the skip below passes over them otherwise.
+# only right after a phone keyword: the first branch skips them otherwise.
 _PHONE_NATIONAL = r"0[1-9](?:-?[0-9]){7,10}|[2-9][0-9]{2}[2-9][0-9]{6}"
-# The skip for those without a keyword takes a trunk "0" and any run of
-# digits and dashes after it (at least the seven of the shortest national
-# number), not only the 7-10 digits a national number has: one copy per
-# character instead of two per digit. It can only pass over more of a run
-# that is no phone number at all, or a phone number glued to it by a dash
-# ("0612345678-415-555-0132"), which is as much a longer ID as
-# "210-622-9733-1" below.
-_PHONE_NATIONAL_SKIP = r"0[1-9][0-9-]{7,}|[2-9][0-9]{2}[2-9][0-9]{6}"
 # National numbers printed in the groups their countries use (UK 020 7946 0958,
 # 0161 496 0000, 07700 900123; FR 01 23 45 67 89; AU 02 9876 5432; DE 030
 # 741728) are phones with or without a keyword: a trunk "0", then groups split
@@ -197,39 +167,28 @@ _PHONE_NATIONAL_SKIP = r"0[1-9][0-9-]{7,}|[2-9][0-9]{2}[2-9][0-9]{6}"
 # spaced four-digit groups that start with another digit (a card printed
 # 4-4-4-4) are skipped, so their inner "0150 9391 4209" is not a phone.
 # The trunk prefix may stand in parentheses: (02) 9876 5432, (0161) 496 0000,
-# (030) 741728. The shared "0[1-9]" and the parenthesised form's first three
-# digits are factored out (the branches exclude each other by the length of
-# the digit run before each space, so their order does not matter).
+# (030) 741728.
 _PHONE_GROUPED = (
-    r"0[1-9](?:[0-9]{0,3}\x20[0-9]{3,4}\x20[0-9]{3,4}|[0-9]{1,3}\x20[0-9]{6,8}"
-    r"|(?:\x20[0-9]{2}){4}|(?:\.[0-9]{2}){4})"
-    r"|\(0[1-9][0-9]{0,3}\)\x20?[0-9]{3}(?:[0-9]?[\x20-][0-9]{3,4}|[0-9]{2,5})"
+    r"0[1-9][0-9]{0,3}\x20[0-9]{3,4}\x20[0-9]{3,4}|0[1-9][0-9]{1,3}\x20[0-9]{6,8}"
+    r"|0[1-9](?:\x20[0-9]{2}){4}|0[1-9](?:\.[0-9]{2}){4}"
+    r"|\(0[1-9][0-9]{0,3}\)\x20?(?:[0-9]{3,4}[\x20-][0-9]{3,4}|[0-9]{5,8})"
 )
 # Skipped as well: a phone-shaped run that goes on with another "-digit" or
-# ".digit" group (seq=210-622-9733-1, 862.720.3440.3), that counts something
-# ("329 816 9135 bytes", "0108 936 1346 events"), or that is a card printed
-# in four-digit groups. The counted run's length is not bounded (it was 10-16
-# characters: 14 copies of its class). A shorter run holds no phone number
-# (the shortest without a keyword has ten characters), so only a longer one
-# is new: a phone number followed by a count and a unit, which was skipped
-# already when the count was short ("415 555 0132 3 times").
-# The unit words share their endings ("byte"s, "frame"s, ...), which RE2
-# does not factor by itself.
+# ".digit" group (seq=210-622-9733-1, 862.720.3440.3), or that counts
+# something ("329 816 9135 bytes", "0108 936 1346 events").
 _PHONE_COUNT_UNIT = (
-    r"(?:(?:byt|entri|(?:fra|ti)m|lin|fil|messag)e|(?:even|reques|hi|packe)t"
-    r"|(?:ite)?m|user|record|row)s\b"
+    r"(?:bytes|events|records|rows|items|entries|frames|requests|hits|users|lines|packets|files"
+    r"|messages|times|ms)\b"
 )
-# The three skips after "^" or a character that is neither alphanumeric nor
-# "+" share that prefix. The national-number skip keeps _START and now comes
-# after the card skip, which it never competes with (a trunk "0" or ten bare
-# digits against four digits and a space).
 _PHONE = (
-    r"(?:^|[^A-Za-z0-9+])(?:[0-9]{3}[.-][0-9]{3}[.-][0-9]{4}[.-][0-9]"
-    rf"|[0-9][0-9\x20]*[0-9]\x20{_PHONE_COUNT_UNIT}"
-    r"|[1-9][0-9]{3}(?:\x20[0-9]{4}){2,})"
-    rf"|{_START}(?:{_PHONE_NATIONAL_SKIP}){_END}"
-    rf"|(?:{_PHONE_KEYWORD}{_PHONE_NEAR}|{_START})(?P<value>"
-    rf"{_PHONE_E164}|{_PHONE_NANP}|{_PHONE_GROUPED}|{_PHONE_NATIONAL}){_END}"
+    r"(?:^|[^A-Za-z0-9+])[0-9]{3}[.-][0-9]{3}[.-][0-9]{4}[.-][0-9]"
+    rf"|(?:^|[^A-Za-z0-9+])[0-9][0-9\x20]{{8,14}}[0-9]\x20{_PHONE_COUNT_UNIT}"
+    rf"|{_START}(?:{_PHONE_NATIONAL}){_END}"
+    r"|(?:^|[^A-Za-z0-9+])[1-9][0-9]{3}(?:\x20[0-9]{4}){2,}"
+    rf"|(?:{_PHONE_KEYWORD}{_NEAR}|{_START})(?P<value>"
+    r"\+[1-9](?:[ ().-]{0,2}[0-9]){6,14}"
+    r"|(?:1[ .-])?(?:\([2-9][0-9]{2}\)\x20?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}"
+    rf"|{_PHONE_GROUPED}|{_PHONE_NATIONAL}){_END}"
 )
 
 # Skipped: dotted runs of five or more numbers (part numbers, OIDs) and
@@ -267,8 +226,11 @@ _IPV4 = (
 # taken for an address. The "ipv6" check wants a digit: "a::b" and
 # "dead::beef" are not addresses anyone writes.
 #
-# Kept at most 512 RE2 instructions as a Latin-1 program, like PHONE (see
-# there): a counted group ":[0-9A-Fa-f]{1,4}" is about 12 instructions a copy.
+# Kept at most 512 RE2 instructions as a Latin-1 program (which the matcher
+# runs on ASCII text): past that RE2 finds the value group with its NFA,
+# several times dearer per address than backtracking over the match. RE2
+# spells out every counted repetition, and a counted group
+# ":[0-9A-Fa-f]{1,4}" is about 12 instructions a copy.
 # The skips and the value share the start; the value's branches share their
 # first group or their "::" (a group is always read whole, up to the ":"
 # that follows, so this cannot change which branch wins). Two counts are
@@ -283,7 +245,6 @@ _IPV4 = (
 #   branch anyway, so skipping the run passes over nothing that was found,
 #   unless the run runs straight into a ":fingerprint" label (and takes its
 #   "f"), a text nobody writes.
-_HEX = "[0-9A-Fa-f]"
 _IPV6_AFTER = rf"{_HEX16}(?::{_HEX16})*"
 _IPV6 = (
     r"(?i:fingerprint|md5|sha-?(?:1|256|512)|pin-sha[0-9]+|gpg)[\s:=]{1,3}[0-9A-Fa-f:]+"

@@ -306,9 +306,15 @@ ALL_BUILTINS = [
 ascii_texts = st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join)
 
 
-def candidates(matcher: TextMatcher, data: bytes, bounds: list[int], lines: bool, latin1: bool):  # type: ignore[no-untyped-def]
-    programs = matcher._scan_programs(lines, latin1)
-    return matcher._candidates(programs, data, bounds)
+# One matcher for every example: it holds the programs each kind of scan builds.
+BUILTINS_MATCHER = TextMatcher(ALL_BUILTINS)
+
+
+def candidates(
+    data: bytes, bounds: list[int], lines: bool, ascii_only: bool
+) -> list[tuple[int, int, int, int]]:
+    programs = BUILTINS_MATCHER._scan_programs(lines, ascii_only)
+    return BUILTINS_MATCHER._candidates(programs, data, bounds)
 
 
 @settings(max_examples=300, deadline=None)
@@ -316,22 +322,17 @@ def candidates(matcher: TextMatcher, data: bytes, bounds: list[int], lines: bool
 def test_latin1_programs_find_what_utf8_programs_find_in_ascii(
     texts: list[str], with_newlines: bool
 ) -> None:
-    matcher = TextMatcher(ALL_BUILTINS)
+    matcher = BUILTINS_MATCHER
     assert matcher._scan_programs(True, True) is not matcher._scan_programs(True, False)
     if with_newlines:
-        text = "\n".join(texts)
-        data = text.encode("ascii")
+        data = "\n".join(texts).encode("ascii")
         bounds = [0, len(data) + 1]
-        assert candidates(matcher, data, bounds, False, True) == candidates(
-            matcher, data, bounds, False, False
-        )
+        assert candidates(data, bounds, False, True) == candidates(data, bounds, False, False)
         return
     batch = [t for t in texts if "\n" not in t]
     data = "\n".join(batch).encode("ascii")
     bounds = _bounds(map(len, batch))
-    assert candidates(matcher, data, bounds, True, True) == candidates(
-        matcher, data, bounds, True, False
-    )
+    assert candidates(data, bounds, True, True) == candidates(data, bounds, True, False)
 
 
 def test_a_pattern_latin1_cannot_say_scans_ascii_in_utf8() -> None:
