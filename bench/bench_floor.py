@@ -48,7 +48,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import re2
 from _common import (
     FreshPayloads,
     fmt_ns,
@@ -63,8 +62,13 @@ from _payloads import SIZES, describe, pii_text
 
 from policy_engine.chain import InterceptorChain
 from policy_engine.compiler import compile_policies
-from policy_engine.compiler.matchers import LATIN1, UNANCHORED, TextMatcher, binding, line_mode
-from policy_engine.language.re2_config import re2_options
+from policy_engine.compiler.matchers import (
+    UNANCHORED,
+    TextMatcher,
+    binding,
+    compiled,
+    line_mode,
+)
 from policy_engine.wire import ChainExecutionParams
 
 POLICIES = Path(__file__).resolve().parent.parent / "policies"
@@ -128,15 +132,6 @@ def non_capturing(regex: str) -> str:
     return "".join(out)
 
 
-def _compile(regex: str, latin1: bool) -> Any:
-    """``regex`` compiled as the matcher does for ASCII-only text (Latin-1) or other text."""
-    options = re2_options()
-    if not latin1:
-        return re2.compile(regex, options)
-    options.encoding = LATIN1
-    return re2.compile(regex.encode("latin-1"), options)
-
-
 def _calls(compiled: Any, data: bytes) -> int:
     """Scan ``data`` with one `Match` call per match, as the matcher steps; the calls made."""
     pos, end, calls = 0, len(data), 0
@@ -171,15 +166,15 @@ def main() -> None:
     for name in REDACTORS:
         for matcher in _matchers(policy, name)[:1]:  # `$.arguments` (pii) / `$` (secrets)
             sources = _line_regexes(matcher)
-            per_pattern += [binding(_compile(s, latin1)) for s in sources]
+            per_pattern += [binding(compiled(s, latin1)) for s in sources]
             for source in sources:
-                plain = _compile(non_capturing(source), latin1)
+                plain = compiled(non_capturing(source), latin1)
                 if plain.groups:
                     raise SystemExit(f"a group is left in {plain.pattern}")
                 bare.append(binding(plain))
             union = "|".join(f"(?:{s})" for s in sources)
-            joined.append(binding(_compile(union, latin1)))
-            bare_joined.append(binding(_compile(non_capturing(union), latin1)))
+            joined.append(binding(compiled(union, latin1)))
+            bare_joined.append(binding(compiled(non_capturing(union), latin1)))
     loop = asyncio.new_event_loop()
     chain = loop.run_until_complete(
         InterceptorChain.connect(local={"policies": policy}).__aenter__()

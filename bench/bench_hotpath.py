@@ -60,7 +60,7 @@ from bench_invoke import _clean_text, paragraph, tools_call_request
 from policy_engine.chain import InterceptorChain
 from policy_engine.compiler import PolicySet, compile_policies, compile_sources
 from policy_engine.compiler.candidate_checks import CANDIDATE_CHECKS
-from policy_engine.compiler.matchers import LATIN1, UNANCHORED, binding
+from policy_engine.compiler.matchers import UNANCHORED, binding, compiled
 from policy_engine.language.builtin_patterns import BUILTIN_PATTERNS
 from policy_engine.wire import ChainExecutionParams
 
@@ -474,12 +474,9 @@ class BindingRedactor(HandRedactor):
     def __init__(self, names: list[str]) -> None:
         super().__init__(names)
         self.plain_groups = [self.joined.groupindex[f"p{i}"] for i in self.plain]
-        latin1 = re2.Options()
-        latin1.max_mem = 64 << 20
-        latin1.encoding = LATIN1
 
         def ascii_program(regex: Any) -> Any:
-            return binding(re2.compile(regex.pattern.encode("latin-1"), latin1))
+            return binding(compiled(regex.pattern, latin1=True))
 
         # By whether the string is ASCII-only: the joined pass and the others.
         self.programs = {

@@ -376,10 +376,8 @@ def _search_set(regexes: Sequence[str], latin1: bool = False) -> Any:
         options.encoding = LATIN1
     chunk = re2.Set.SearchSet(options)
     for regex in regexes:
-        if latin1:
-            chunk.Add(regex.encode("latin-1"))
-        else:
-            chunk.Add(regex)
+        source: Any = regex.encode("latin-1") if latin1 else regex
+        chunk.Add(source)
     chunk.Compile()
     return chunk
 
@@ -416,9 +414,10 @@ class _Programs:
     any_test: Any
 
 
-def _compiled(regex: str, latin1: bool, never_capture: bool = False) -> re2._Regexp[Any]:
-    """``regex`` compiled, in Latin-1 when asked: then `UnicodeEncodeError` or
-    `re2.error` when Latin-1 cannot say it (a character past U+00FF)."""
+def compiled(regex: str, latin1: bool = False, never_capture: bool = False) -> re2._Regexp[Any]:
+    """``regex`` compiled with the matching options, in Latin-1 when asked (the
+    programs `TextMatcher` scans ASCII-only text with): then `UnicodeEncodeError`
+    or `re2.error` when Latin-1 cannot say it (a character past U+00FF)."""
     options = re2_options()
     options.never_capture = never_capture
     if not latin1:
@@ -505,14 +504,14 @@ class TextMatcher:
             body = "|".join(
                 f"(?P<{_GROUP}{k}>{regexes[i]})" for k, i in enumerate(self._joined_index)
             )
-            alternation = _compiled(body, latin1)
+            alternation = compiled(body, latin1)
             joined = binding(alternation).Match
             groups = _group_indexes(alternation, len(self._joined_index))
         passes = [
-            (i, binding(_compiled(regexes[i], latin1)).Match, self._value[i], self.specs[i].check)
+            (i, binding(compiled(regexes[i], latin1)).Match, self._value[i], self.specs[i].check)
             for i in self._alone_index
         ]
-        any_test = _compiled("|".join(f"(?:{regex})" for regex in regexes), latin1, True)
+        any_test = compiled("|".join(f"(?:{regex})" for regex in regexes), latin1, True)
         alone_set = _search_set([regexes[i] for i in self._alone_index], latin1)
         return _Programs(joined, groups, passes, alone_set, binding(any_test))
 

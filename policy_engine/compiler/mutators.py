@@ -309,7 +309,8 @@ class CompiledMutation:
                 return REMOVE
             new = transform(value, pattern_counts)
             kind = type(value)
-            # `_json_equal_fast` and `_followed`, inline: this runs once per change.
+            # `_json_equal_fast`, and the rule `_size_change` follows sizes by, inline:
+            # this runs once per change.
             if new is value or (type(new) is kind and new == value):
                 return KEEP
             if track_size and ctx.size_delta is not None:
@@ -457,11 +458,6 @@ def changed_leaves(
 
 
 _SCALARS = (int, float, bool, type(None))
-
-
-def _followed(old: Any, new: Any) -> bool:
-    """Whether replacing ``old`` by ``new`` keeps the size followed (see `_size_change`)."""
-    return type(new) is str and (type(old) is str or type(old) in _SCALARS)
 
 
 def settle_sizes(ctx: EvalContext, resized: list[tuple[Any, str]]) -> None:

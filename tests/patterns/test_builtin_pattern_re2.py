@@ -407,3 +407,16 @@ def test_a_phone_list_is_redacted_number_by_number(text: str, numbers: list[str]
     assert [[text[h.start : h.end] for h in hits] for hits in matcher.hits_many([text])] == [
         numbers
     ]
+
+
+def test_an_email_local_part_of_a_megabyte_is_one_address_or_none() -> None:
+    """The local part has no length bound: a hostile run is still one linear scan, and
+    an address at its end is redacted whole, not from some inner dot on."""
+    run = "a." * 500_000 + "z"
+    matcher = TextMatcher([PatternSpec("EMAIL", BUILTIN_PATTERNS["EMAIL"].source, None)])
+    found = matcher.hits_many([f"{run}@example.com", run, "ok"])
+    assert [[(h.start, h.end) for h in hits] for hits in found] == [
+        [(0, len(run) + len("@example.com"))],
+        [],
+        [],
+    ]
