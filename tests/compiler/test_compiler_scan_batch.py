@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -351,3 +352,18 @@ def test_a_latin1_character_in_a_pattern_still_matches_only_itself() -> None:
     found = matcher.hits_many(["cafe", "caf\u00e9", "ok #1!"])
     assert found == [[], [Hit(0, 4, "cafe")], [Hit(3, 6, "cafe")]]
     assert list(matcher.hits("cafe\n#2!")) == [Hit(5, 8, "cafe")]
+
+
+def test_a_literal_latin1_cannot_encode_falls_back_at_scan_time() -> None:
+    """`€` written as itself fails Latin-1's encoding, not RE2's parser: the scan of
+    ASCII text still answers, from the UTF-8 programs."""
+    matcher = TextMatcher([PatternSpec("euro", "(?P<value>€\\d+|\\d+EUR)\\b", None)])
+    assert matcher.hits_many(["pay 12EUR", "or €5"]) == [[Hit(4, 9, "euro")], [Hit(3, 5, "euro")]]
+    assert matcher._scan_programs(True, True) is matcher._scan_programs(True, False)
+
+
+def test_a_pattern_re2_refuses_fails_when_the_matcher_is_built() -> None:
+    """The UTF-8 programs are built with the matcher: a policy that cannot scan fails
+    its load, never a request."""
+    with pytest.raises(re2.error):
+        TextMatcher([PatternSpec("huge", "(?P<value>a{1000}){1000}", None)])
